@@ -1,0 +1,55 @@
+"""Reading notifications from files or stdin (replays, tests, the demo).
+
+A file holds either one JSON document (pretty-printed or not) or JSON
+Lines: one notification per non-blank line. Each message keeps its exact
+bytes and an origin `file:<path>:<line>` so a dead letter points back to
+where it came from.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True, slots=True)
+class RawMessage:
+    raw: bytes
+    origin: str
+
+
+def read_messages(path: str) -> Iterator[RawMessage]:
+    """Yield the messages of one file; `-` reads standard input."""
+    if path == "-":
+        data = sys.stdin.buffer.read()
+        name = "stdin"
+    else:
+        data = Path(path).read_bytes()
+        name = path
+    yield from split_messages(data, name)
+
+
+def split_messages(data: bytes, name: str) -> Iterator[RawMessage]:
+    if not data.strip():
+        return
+    if _is_single_document(data):
+        first_line = 1 + data[: len(data) - len(data.lstrip())].count(b"\n")
+        yield RawMessage(data.strip(), f"file:{name}:{first_line}")
+        return
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        line = line.rstrip(b"\r")
+        if line.strip():
+            yield RawMessage(line, f"file:{name}:{number}")
+
+
+def _is_single_document(data: bytes) -> bool:
+    # A JSON Lines file with two or more documents is not one JSON value;
+    # a file with exactly one line is the same either way.
+    try:
+        json.loads(data)
+    except ValueError:
+        return False
+    return True

@@ -1,0 +1,87 @@
+"""Object identity: the Kafka key of every event (DESIGN §2).
+
+An identity is ``<scheme>://<bucket>/<key>``:
+
+* ``scheme`` names the provider namespace (``s3`` for Amazon S3, ``minio``,
+  ``gs``, ...). It is lowercase ASCII in URI-scheme form (a letter, then
+  letters, digits, ``+``, ``-`` or ``.``), so it never contains ``:`` or ``/``.
+* ``bucket`` is non-empty and never contains ``/``.
+* ``key`` is the object's real name: decoded exactly once by the connector,
+  then kept verbatim (spaces, ``+``, ``%``, further ``/`` and even ``://``
+  stay as they are). It is non-empty; every supported provider requires a
+  name for an object.
+
+Because neither the scheme nor the bucket can contain the separators, the
+string parses back unambiguously: the scheme ends at the first ``://``, the
+bucket at the next ``/``, and the rest is the key.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+__all__ = ["S3_SCHEME", "object_identity", "parse_identity"]
+
+S3_SCHEME: Final = "s3"
+
+_SCHEME: Final = re.compile(r"[a-z][a-z0-9+.-]*")
+_SEPARATOR: Final = "://"
+
+
+def _check_scheme(scheme: str, context: str) -> None:
+    if _SCHEME.fullmatch(scheme) is None:
+        raise ValueError(
+            f"{context}: scheme {scheme!r} is not valid: expected lowercase ASCII "
+            "starting with a letter (letters, digits, '+', '-', '.'), e.g. 's3'"
+        )
+
+
+def _check_bucket(bucket: str, context: str) -> None:
+    if not bucket:
+        raise ValueError(f"{context}: the bucket name is empty: expected a non-empty name")
+    if "/" in bucket:
+        raise ValueError(
+            f"{context}: bucket name {bucket!r} contains '/': bucket names never do, "
+            "and the identity could not be parsed back"
+        )
+
+
+def _check_key(key: str, context: str) -> None:
+    if not key:
+        raise ValueError(f"{context}: the object key is empty: expected the object's name")
+
+
+def object_identity(scheme: str, bucket: str, key: str) -> str:
+    """Return the identity ``<scheme>://<bucket>/<key>`` of one object.
+
+    ``key`` must already be decoded; it is used verbatim. Raises ValueError
+    for an invalid scheme, an empty bucket, a bucket containing ``/`` or an
+    empty key.
+    """
+    context = "cannot build an object identity"
+    _check_scheme(scheme, context)
+    _check_bucket(bucket, context)
+    _check_key(key, context)
+    return f"{scheme}{_SEPARATOR}{bucket}/{key}"
+
+
+def parse_identity(identity: str) -> tuple[str, str, str]:
+    """Split an identity back into ``(scheme, bucket, key)``.
+
+    The exact inverse of :func:`object_identity`. Raises ValueError, naming
+    what is wrong, when ``identity`` is not a well-formed identity.
+    """
+    context = f"malformed object identity {identity!r}"
+    scheme, separator, rest = identity.partition(_SEPARATOR)
+    if not separator:
+        raise ValueError(f"{context}: expected '<scheme>://<bucket>/<key>', found no '://'")
+    _check_scheme(scheme, context)
+    bucket, slash, key = rest.partition("/")
+    if not slash:
+        raise ValueError(
+            f"{context}: expected '<scheme>://<bucket>/<key>', found no '/' after the bucket"
+        )
+    _check_bucket(bucket, context)
+    _check_key(key, context)
+    return scheme, bucket, key

@@ -1,0 +1,495 @@
+"""Parser for native Amazon S3 event notifications (the ``Records`` structure).
+
+This is the document S3 itself writes: the body of an SQS message fed directly
+by S3, the ``Message`` inside an SNS notification, or a line of a replay file.
+Envelopes (SQS, SNS, EventBridge) are unwrapped elsewhere before this parser
+sees the document.
+
+Outcomes for one document:
+
+* an ``s3:TestEvent`` (sent when a notification configuration is saved) is
+  *ignored*: it describes no object, so it is neither work nor an error;
+* a document that is not a JSON object, or has no non-empty ``Records`` list,
+  is rejected as a whole (``not_a_notification``, ``record_index`` None);
+* otherwise every record is parsed on its own: a valid record becomes an
+  :class:`~schemas.records.ObjectEvent`, an invalid one becomes a
+  :class:`~connectors.errors.Rejection` carrying its index, and one bad record
+  never hides the good records of the same message.
+
+The parser is total: no input, however malformed, makes it raise.
+
+Rules for each record, in the order they are checked (the first failure is
+the rejection):
+
+=========================  ===================================================
+field                      rule (reason when broken)
+=========================  ===================================================
+record                     a JSON object (``not_a_notification``)
+``eventSource``            exactly ``aws:s3`` (``wrong_event_source``)
+``eventVersion``           a string ``2.<minor>``, minor >= 1: a compatibility
+                           floor, later 2.x minors are accepted
+                           (``unsupported_schema_version``)
+``eventName``              a supported native name, without the ``s3:`` prefix
+                           (``unsupported_event_type``), see below
+``s3``, ``s3.bucket``,     JSON objects (absent or null: ``missing_field``,
+``s3.object``              another type: ``invalid_field``)
+``s3.bucket.name``         a non-empty string without ``/`` (absent, null or
+                           empty: ``missing_field``; another type or a ``/``:
+                           ``invalid_field``)
+``s3.object.key``          a string (absent or null: ``missing_field``, another
+                           type: ``invalid_field``), form-decoded exactly once
+                           (``invalid_key_encoding``); an empty key names no
+                           object (``missing_field``)
+``s3.object.sequencer``    a non-empty string of hex digits, any length
+                           (``invalid_sequencer``, also when absent)
+``s3.object.versionId``,   optional strings: absent, null or empty mean None;
+``s3.object.eTag``,        another type is ``invalid_field``
+``eventTime``
+``s3.object.size``         optional non-negative integer: absent or null mean
+                           None; anything else is ``invalid_field``
+=========================  ===================================================
+
+Event names and kinds:
+
+* ``ObjectCreated:Put``, ``:Post``, ``:Copy``, ``:CompleteMultipartUpload``
+  -> ``created``;
+* ``ObjectRemoved:DeleteMarkerCreated`` -> ``removed`` (a delete marker now
+  hides the key);
+* ``ObjectRemoved:Delete`` -> ``version_removed`` when the record carries a
+  ``versionId`` (one version was deleted; the key may still exist), otherwise
+  ``removed`` (an unversioned bucket: the key is gone);
+* everything else (restore, lifecycle, replication, tagging, ACL, unknown or
+  ``s3:``-prefixed names) -> ``unsupported_event_type``.
+
+Event id (DESIGN §4): S3 has no per-event id, so the id is derived from the
+kind, the object identity and the sequencer in the canonical form of the
+``aws`` order (lowercased, trailing zeros removed): a redelivery gets the same
+id, and so do two spellings of one sequencer that S3's rule calls equal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from typing import Final
+
+from connectors.errors import RecordRejected, Rejection, RejectReason
+from connectors.identity import S3_SCHEME, object_identity
+from schemas.records import EventKind, ObjectEvent
+from streams.ordering import AWS_SEQUENCER_ORDER
+
+__all__ = [
+    "S3_EVENT_SOURCE",
+    "S3_SOURCE",
+    "S3_TEST_EVENT",
+    "KeyEncodingError",
+    "ParseResult",
+    "decode_form_key",
+    "parse_s3_records",
+    "s3_event_id",
+]
+
+S3_SOURCE: Final = "s3"
+"""The ``source`` of events parsed here."""
+
+S3_EVENT_SOURCE: Final = "aws:s3"
+"""The only accepted ``eventSource``."""
+
+S3_TEST_EVENT: Final = "s3:TestEvent"
+"""The ``Event`` of the message S3 sends when a configuration is saved."""
+
+_CREATED_NAMES: Final = frozenset(
+    {
+        "ObjectCreated:Put",
+        "ObjectCreated:Post",
+        "ObjectCreated:Copy",
+        "ObjectCreated:CompleteMultipartUpload",
+    }
+)
+_DELETE_MARKER_CREATED: Final = "ObjectRemoved:DeleteMarkerCreated"
+_DELETE: Final = "ObjectRemoved:Delete"
+
+_SCHEMA_VERSION: Final = re.compile(r"2\.([0-9]+)")
+_SCHEMA_EXPECTATION: Final = "seqgate accepts S3 event schema 2.x with x >= 1"
+_HEX_DIGITS: Final = re.compile(r"[0-9A-Fa-f]+")
+_HEX_BYTES: Final = frozenset(b"0123456789abcdefABCDEF")
+_ID_SEPARATOR: Final = "\x1f"
+_PREVIEW_LIMIT: Final = 80
+_BIG_NUMBER: Final = 10**30
+
+
+@dataclass(frozen=True, slots=True)
+class ParseResult:
+    """What one notification document produced."""
+
+    events: list[ObjectEvent]
+    rejections: list[Rejection]
+    ignored: list[str]
+    """One human note per ignored message, e.g. ``"s3:TestEvent"``."""
+
+
+class KeyEncodingError(ValueError):
+    """An object key that is not valid form encoding of UTF-8 text."""
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _json_type(value: object) -> str:
+    """The JSON name of a value's type, for messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _show(value: object) -> str:
+    """A short, printable rendering of a value for messages.
+
+    Strings are shown as JSON strings (cut to a bounded length); other values
+    by their JSON type, plus the value for numbers and booleans.
+    """
+    if isinstance(value, str):
+        text = value if len(value) <= _PREVIEW_LIMIT else value[:_PREVIEW_LIMIT]
+        shown = json.dumps(text, ensure_ascii=False)
+        # A lone surrogate (legal in JSON text) cannot be written as UTF-8.
+        shown = shown.encode("utf-8", "backslashreplace").decode("utf-8")
+        if len(value) > _PREVIEW_LIMIT:
+            shown += f"... ({len(value)} characters)"
+        return shown
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= _BIG_NUMBER:
+        return f"number of {value.bit_length()} bits"
+    if isinstance(value, bool | int | float):
+        return f"{_json_type(value)} {json.dumps(value)}"
+    return _json_type(value)
+
+
+def _object_at(parent: dict[object, object], name: str, path: str) -> dict[object, object]:
+    """The nested JSON object ``parent[name]`` (``path`` names it in messages)."""
+    value = parent.get(name)
+    if value is None:
+        raise RecordRejected(
+            RejectReason.MISSING_FIELD,
+            f"{path} is missing: expected a JSON object",
+        )
+    if not isinstance(value, dict):
+        raise RecordRejected(
+            RejectReason.INVALID_FIELD,
+            f"{path} must be a JSON object, got {_show(value)}",
+        )
+    return value
+
+
+def _optional_string(parent: dict[object, object], name: str, path: str) -> str | None:
+    """An optional string field: absent, null or empty give None."""
+    value = parent.get(name)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise RecordRejected(
+            RejectReason.INVALID_FIELD,
+            f"{path} must be a string when present, got {_show(value)}",
+        )
+    return value
+
+
+def _optional_size(parent: dict[object, object], name: str, path: str) -> int | None:
+    """An optional size in bytes: absent or null give None."""
+    value = parent.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise RecordRejected(
+            RejectReason.INVALID_FIELD,
+            f"{path} must be a non-negative integer (bytes) when present, got {_show(value)}",
+        )
+    return value
+
+
+# --------------------------------------------------------------------------- key decoding
+
+
+def decode_form_key(raw: str) -> str:
+    """Decode an S3 notification key exactly once.
+
+    S3 writes keys in form encoding: ``+`` stands for a space and ``%XX`` for
+    one byte; the resulting bytes are UTF-8. A ``+`` produced by ``%2B`` stays
+    a literal ``+``, and ``%25`` yields a literal ``%`` that is not decoded
+    again (``a%252Fb`` -> ``a%2Fb``). Characters outside ASCII that arrive
+    unescaped are taken as their UTF-8 bytes.
+
+    Stricter than :func:`urllib.parse.unquote_plus`, which passes malformed
+    escapes through: raises :class:`KeyEncodingError` for a ``%`` not followed
+    by two hex digits, or for bytes that are not valid UTF-8.
+    """
+    try:
+        data = raw.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise KeyEncodingError(
+            f"character {raw[error.start]!a} at offset {error.start} is a lone surrogate, not text"
+        ) from None
+    decoded = bytearray()
+    start = 0
+    while (percent := data.find(b"%", start)) >= 0:
+        decoded += data[start:percent].replace(b"+", b" ")
+        digits = data[percent + 1 : percent + 3]
+        if len(digits) != 2 or not _HEX_BYTES.issuperset(digits):
+            raise KeyEncodingError(
+                f"the '%' at byte offset {percent} must be followed by two hex digits, "
+                f"found {digits.decode('ascii', 'backslashreplace')!r}"
+            )
+        decoded.append(int(digits, 16))
+        start = percent + 3
+    decoded += data[start:].replace(b"+", b" ")
+    try:
+        return decoded.decode("utf-8")
+    except UnicodeDecodeError as error:
+        bad = bytes(decoded[error.start : error.end]).hex(" ").upper()
+        raise KeyEncodingError(
+            f"the decoded bytes are not valid UTF-8 (byte(s) {bad} at decoded byte offset "
+            f"{error.start}: {error.reason})"
+        ) from None
+
+
+# --------------------------------------------------------------------------- event id
+
+
+def s3_event_id(kind: str, identity: str, sequencer: str) -> str:
+    """The stable id of an S3 event (DESIGN §4).
+
+    ``"s3-"`` + the first 32 hex digits of SHA-256 over kind, identity and the
+    sequencer's canonical form under the ``aws`` order, joined by U+001F.
+    Depends on nothing but its arguments, so every redelivery gets the same id.
+    Raises ValueError when ``sequencer`` is not hex.
+    """
+    canonical = AWS_SEQUENCER_ORDER.canonical(sequencer)
+    material = _ID_SEPARATOR.join([kind, identity, canonical])
+    return "s3-" + hashlib.sha256(material.encode("utf-8")).hexdigest()[:32]
+
+
+# --------------------------------------------------------------------------- records
+
+
+def _check_source(record: dict[object, object], path: str) -> None:
+    source = record.get("eventSource")
+    if source == S3_EVENT_SOURCE:
+        return
+    detail = "is missing" if source is None else f"is {_show(source)}"
+    raise RecordRejected(
+        RejectReason.WRONG_EVENT_SOURCE,
+        f"{path}.eventSource {detail}: expected {S3_EVENT_SOURCE!r} "
+        "(this parser reads native Amazon S3 notifications only)",
+    )
+
+
+def _check_version(record: dict[object, object], path: str) -> None:
+    version = record.get("eventVersion")
+    if isinstance(version, str):
+        match = _SCHEMA_VERSION.fullmatch(version)
+        # minor >= 1 means a non-zero digit; no int() so any length is safe.
+        if match is not None and match[1].strip("0"):
+            return
+        detail = f"{_show(version)} is not supported"
+    elif version is None:
+        detail = "is missing"
+    else:
+        detail = f'must be a string such as "2.1", got {_show(version)}'
+    raise RecordRejected(
+        RejectReason.UNSUPPORTED_SCHEMA_VERSION,
+        f"{path}.eventVersion {detail}: {_SCHEMA_EXPECTATION}",
+    )
+
+
+def _event_name(record: dict[object, object], path: str) -> str:
+    name = record.get("eventName")
+    if isinstance(name, str) and (
+        name in _CREATED_NAMES or name in (_DELETE_MARKER_CREATED, _DELETE)
+    ):
+        return name
+    if name is None:
+        detail = "is missing"
+    elif not isinstance(name, str):
+        detail = f"must be a string, got {_show(name)}"
+    elif name.startswith("s3:"):
+        detail = (
+            f"{_show(name)} is not supported: native S3 notifications name events "
+            "without the 's3:' prefix"
+        )
+    else:
+        detail = f"{_show(name)} is not supported"
+    supported = ", ".join([*sorted(_CREATED_NAMES), _DELETE_MARKER_CREATED, _DELETE])
+    raise RecordRejected(
+        RejectReason.UNSUPPORTED_EVENT_TYPE,
+        f"{path}.eventName {detail}: seqgate handles {supported}",
+    )
+
+
+def _bucket_name(s3: dict[object, object], path: str) -> str:
+    bucket = _object_at(s3, "bucket", f"{path}.s3.bucket")
+    name = bucket.get("name")
+    field = f"{path}.s3.bucket.name"
+    if name is None or name == "":
+        raise RecordRejected(
+            RejectReason.MISSING_FIELD,
+            f"{field} is missing: expected the bucket's name, a non-empty string",
+        )
+    if not isinstance(name, str):
+        raise RecordRejected(
+            RejectReason.INVALID_FIELD,
+            f"{field} must be a non-empty string, got {_show(name)}",
+        )
+    if "/" in name:
+        raise RecordRejected(
+            RejectReason.INVALID_FIELD,
+            f"{field} {_show(name)} contains '/': S3 bucket names never do",
+        )
+    return name
+
+
+def _object_key(obj: dict[object, object], path: str) -> str:
+    raw = obj.get("key")
+    field = f"{path}.s3.object.key"
+    if raw is None:
+        raise RecordRejected(
+            RejectReason.MISSING_FIELD,
+            f"{field} is missing: expected the object's form-encoded name",
+        )
+    if not isinstance(raw, str):
+        raise RecordRejected(
+            RejectReason.INVALID_FIELD,
+            f"{field} must be a string (the form-encoded name), got {_show(raw)}",
+        )
+    if raw == "":
+        raise RecordRejected(
+            RejectReason.MISSING_FIELD,
+            f"{field} is empty: expected the object's form-encoded name",
+        )
+    try:
+        return decode_form_key(raw)
+    except KeyEncodingError as error:
+        raise RecordRejected(
+            RejectReason.INVALID_KEY_ENCODING,
+            f"{field} {_show(raw)} is not valid form encoding "
+            f"('+' for space, '%XX' for a byte, UTF-8 text): {error}",
+        ) from None
+
+
+def _sequencer(obj: dict[object, object], path: str) -> str:
+    value = obj.get("sequencer")
+    field = f"{path}.s3.object.sequencer"
+    expected = "expected a non-empty string of hex digits"
+    if value is None:
+        raise RecordRejected(
+            RejectReason.INVALID_SEQUENCER,
+            f"{field} is missing: {expected} (S3 sends one with every object event)",
+        )
+    if not isinstance(value, str):
+        raise RecordRejected(
+            RejectReason.INVALID_SEQUENCER, f"{field} must be a string, got {_show(value)}"
+        )
+    if _HEX_DIGITS.fullmatch(value) is None:
+        detail = "is empty" if value == "" else f"{_show(value)} is not hexadecimal"
+        raise RecordRejected(RejectReason.INVALID_SEQUENCER, f"{field} {detail}: {expected}")
+    return value
+
+
+def _kind(event_name: str, version_id: str | None) -> EventKind:
+    if event_name in _CREATED_NAMES:
+        return EventKind.CREATED
+    if event_name == _DELETE and version_id is not None:
+        return EventKind.VERSION_REMOVED
+    return EventKind.REMOVED
+
+
+def _parse_record(record: object, index: int, origin: str) -> ObjectEvent:
+    """One record -> one event; raises RecordRejected for an invalid record."""
+    path = f"Records[{index}]"
+    if not isinstance(record, dict):
+        raise RecordRejected(
+            RejectReason.NOT_A_NOTIFICATION,
+            f"{path} must be a JSON object (one S3 event record), got {_show(record)}",
+        )
+    _check_source(record, path)
+    _check_version(record, path)
+    event_name = _event_name(record, path)
+    s3 = _object_at(record, "s3", f"{path}.s3")
+    bucket = _bucket_name(s3, path)
+    obj = _object_at(s3, "object", f"{path}.s3.object")
+    key = _object_key(obj, path)
+    sequencer = _sequencer(obj, path)
+    version_id = _optional_string(obj, "versionId", f"{path}.s3.object.versionId")
+    size = _optional_size(obj, "size", f"{path}.s3.object.size")
+    etag = _optional_string(obj, "eTag", f"{path}.s3.object.eTag")
+    event_time = _optional_string(record, "eventTime", f"{path}.eventTime")
+
+    kind = _kind(event_name, version_id).value
+    try:
+        identity = object_identity(S3_SCHEME, bucket, key)
+    except ValueError as error:  # excluded by the checks above; kept as a guard
+        raise RecordRejected(RejectReason.INVALID_FIELD, f"{path}: {error}") from None
+    return ObjectEvent(
+        id=s3_event_id(kind, identity, sequencer),
+        source=S3_SOURCE,
+        bucket=bucket,
+        key=key,
+        kind=kind,
+        event_name=event_name,
+        position=sequencer.lower(),
+        version_id=version_id,
+        size=size,
+        etag=etag,
+        event_time=event_time,
+        origin=origin,
+    )
+
+
+def parse_s3_records(document: object, origin: str) -> ParseResult:
+    """Normalize one native S3 notification document (already JSON-decoded).
+
+    ``origin`` is copied into every event (``sqs:<queue>``, ``file:<path>:<line>``,
+    ...). Never raises: every problem is reported in the result.
+    """
+    if not isinstance(document, dict):
+        return _whole_message_rejection(
+            f"expected a native S3 notification (a JSON object with a 'Records' array), "
+            f"got {_show(document)}"
+        )
+    if document.get("Event") == S3_TEST_EVENT:
+        return ParseResult(events=[], rejections=[], ignored=[S3_TEST_EVENT])
+    records = document.get("Records")
+    if not isinstance(records, list):
+        detail = "has no 'Records'" if records is None else f"has 'Records' of {_show(records)}"
+        return _whole_message_rejection(
+            f"the document {detail}: expected a native S3 notification with a non-empty "
+            f"'Records' array, or an {S3_TEST_EVENT}"
+        )
+    if not records:
+        return _whole_message_rejection("'Records' is empty: expected at least one S3 event record")
+
+    events: list[ObjectEvent] = []
+    rejections: list[Rejection] = []
+    for index, record in enumerate(records):
+        try:
+            events.append(_parse_record(record, index, origin))
+        except RecordRejected as rejected:
+            rejections.append(Rejection(rejected.reason, rejected.message, index))
+    return ParseResult(events=events, rejections=rejections, ignored=[])
+
+
+def _whole_message_rejection(message: str) -> ParseResult:
+    return ParseResult(
+        events=[],
+        rejections=[Rejection(RejectReason.NOT_A_NOTIFICATION, message, None)],
+        ignored=[],
+    )

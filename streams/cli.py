@@ -1,0 +1,496 @@
+"""The `seqgate` command line (DESIGN §7).
+
+Configuration precedence: command-line flags, then `SEQGATE_*` environment
+variables, then the optional YAML file given with `--config`, then defaults.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+import yaml
+
+from connectors.file_source import read_messages
+from connectors.kafka_publisher import EventPublisher, PublishError, Topics
+from connectors.normalize import normalize
+from streams.errors import CliError
+from streams.logs import configure_logging
+from streams.policy import DEFAULT_ADMITTED_KINDS, Policy
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+# ---- shared options ------------------------------------------------------------------------------
+
+
+def bootstrap_option(func: F) -> F:
+    return click.option(
+        "--bootstrap-servers",
+        envvar=["SEQGATE_BOOTSTRAP_SERVERS", "KAFKA_BOOTSTRAP_SERVERS"],
+        show_envvar=True,
+        required=True,
+        help="Kafka bootstrap address, host:port[,host:port]."
+        " Falls back to KAFKA_BOOTSTRAP_SERVERS.",
+    )(func)
+
+
+def topic_options(func: F) -> F:
+    func = click.option(
+        "--rejected-topic",
+        envvar="SEQGATE_REJECTED_TOPIC",
+        show_envvar=True,
+        default="object-events.rejected",
+        show_default=True,
+        help="Dead-letter topic.",
+    )(func)
+    func = click.option(
+        "--outbox-topic",
+        envvar="SEQGATE_OUTBOX_TOPIC",
+        show_envvar=True,
+        default="object-events.outbox",
+        show_default=True,
+        help="Topic of accepted events.",
+    )(func)
+    return click.option(
+        "--input-topic",
+        envvar="SEQGATE_INPUT_TOPIC",
+        show_envvar=True,
+        default="object-events",
+        show_default=True,
+        help="Topic of normalized events (keyed by object identity).",
+    )(func)
+
+
+def application_option(func: F) -> F:
+    return click.option(
+        "--application-id",
+        envvar="SEQGATE_APPLICATION_ID",
+        show_envvar=True,
+        default="seqgate",
+        show_default=True,
+        help="Consumer group of the workers and prefix of the changelog topic.",
+    )(func)
+
+
+def policy_options(func: F) -> F:
+    func = click.option(
+        "--admit-kinds",
+        envvar="SEQGATE_ADMIT_KINDS",
+        show_envvar=True,
+        default=",".join(sorted(DEFAULT_ADMITTED_KINDS)),
+        show_default=True,
+        help="Comma-separated event kinds that may advance a watermark"
+        " (created, removed, version_removed); other kinds are counted as filtered.",
+    )(func)
+    return click.option(
+        "--ordering",
+        envvar="SEQGATE_ORDERING",
+        show_envvar=True,
+        type=click.Choice(["aws", "numeric"]),
+        default="aws",
+        show_default=True,
+        help="How S3 sequencers compare: aws (right-pad with 0, AWS's documented rule)"
+        " or numeric (hex value, the guide's rule).",
+    )(func)
+
+
+def build_policy(ordering: str, admit_kinds: str) -> Policy:
+    kinds = [kind.strip() for kind in admit_kinds.split(",") if kind.strip()]
+    try:
+        return Policy.build(ordering, kinds)
+    except ValueError as error:
+        raise CliError(f"--admit-kinds: {error}") from error
+
+
+# ---- the group -----------------------------------------------------------------------------------
+
+
+def _load_config_file(path: str) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except OSError as error:
+        raise CliError(f"--config {path}: cannot read it ({error.strerror})") from error
+    except yaml.YAMLError as error:
+        raise CliError(f"--config {path}: not valid YAML ({error})") from error
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise CliError(f"--config {path}: expected a mapping of option names to values")
+    return {str(name).replace("-", "_"): value for name, value in data.items()}
+
+
+def _defaults_for(command: click.Command, values: dict[str, Any]) -> dict[str, Any]:
+    """Spread flat file values over the command tree as click's default_map."""
+    if isinstance(command, click.Group):
+        return {name: _defaults_for(child, values) for name, child in command.commands.items()}
+    names = {param.name for param in command.params}
+    return {name: value for name, value in values.items() if name in names}
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option(
+    "--config",
+    "config_file",
+    envvar="SEQGATE_CONFIG",
+    show_envvar=True,
+    type=click.Path(dir_okay=False),
+    help="YAML file of option values (e.g. `ordering: numeric`); flags and SEQGATE_*"
+    " variables take precedence.",
+)
+@click.option(
+    "--log-level",
+    envvar="SEQGATE_LOG_LEVEL",
+    show_envvar=True,
+    type=click.Choice(["debug", "info", "warning", "error"]),
+    default="warning",
+    show_default=True,
+    help="Structured JSON logs on stderr.",
+)
+@click.version_option(package_name="seqgate")
+@click.pass_context
+def cli(ctx: click.Context, config_file: str | None, log_level: str) -> None:
+    """seqgate: exactly-once ordering gate for object-store notifications on Kafka.
+
+    \b
+    Example (a development broker, then the whole pipeline):
+      seqgate broker up
+      seqgate demo
+    """
+    configure_logging(log_level)
+    if config_file:
+        ctx.default_map = _defaults_for(cli, _load_config_file(config_file))
+
+
+# ---- topics ------------------------------------------------------------------------------------
+
+
+@cli.group()
+def topics() -> None:
+    """Manage the pipeline's topics."""
+
+
+@topics.command("create")
+@bootstrap_option
+@topic_options
+@application_option
+@click.option(
+    "--partitions",
+    envvar="SEQGATE_PARTITIONS",
+    show_envvar=True,
+    default=6,
+    show_default=True,
+    type=click.IntRange(1, 10_000),
+    help="Partitions of every topic (the changelog must match the input).",
+)
+@click.option(
+    "--replication-factor",
+    envvar="SEQGATE_REPLICATION_FACTOR",
+    show_envvar=True,
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 32),
+)
+def topics_create(
+    bootstrap_servers: str,
+    input_topic: str,
+    outbox_topic: str,
+    rejected_topic: str,
+    application_id: str,
+    partitions: int,
+    replication_factor: int,
+) -> None:
+    """Create the input, outbox, dead-letter and changelog topics (idempotent).
+
+    \b
+    Example:
+      seqgate topics create --bootstrap-servers 127.0.0.1:9092 --partitions 6
+    """
+    from confluent_kafka.admin import AdminClient
+
+    from streams.topics import create_topics, pipeline_topics
+
+    specs = pipeline_topics(
+        input_topic=input_topic,
+        outbox_topic=outbox_topic,
+        rejected_topic=rejected_topic,
+        application_id=application_id,
+        partitions=partitions,
+    )
+    admin = AdminClient({"bootstrap.servers": bootstrap_servers})
+    try:
+        result = create_topics(admin, specs, replication_factor)
+    except ValueError as error:
+        raise CliError(str(error)) from error
+    for name, status in result.items():
+        click.echo(f"{name}\t{status}")
+
+
+# ---- parse -------------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("files", nargs=-1, required=True)
+@policy_options
+def parse(files: tuple[str, ...], ordering: str, admit_kinds: str) -> None:
+    """Normalize notifications offline and print one JSON line per record.
+
+    Rejections and ignored messages are printed too; the exit code is 0
+    whatever the input held. FILE is a JSON document or JSON Lines; - reads stdin.
+
+    \b
+    Example:
+      seqgate parse tests/fixtures/s3/put.json
+    """
+    policy = build_policy(ordering, admit_kinds)
+    for path in files:
+        for message in _read(path):
+            result = normalize(message.raw, message.origin)
+            for event in result.events:
+                outcome = "event" if event.kind in policy.admitted_kinds else "filtered"
+                click.echo(json.dumps({"outcome": outcome, **event.to_dict()}, sort_keys=True))
+            for rejection in result.rejections:
+                line = {
+                    "outcome": "rejected",
+                    "origin": message.origin,
+                    "reason": rejection.reason.value,
+                    "message": rejection.message,
+                    "record_index": rejection.record_index,
+                }
+                click.echo(json.dumps(line, sort_keys=True))
+            for note in result.ignored:
+                line = {"outcome": "ignored", "origin": message.origin, "note": note}
+                click.echo(json.dumps(line, sort_keys=True))
+
+
+def _read(path: str) -> Any:
+    try:
+        return list(read_messages(path))
+    except OSError as error:
+        raise CliError(f"{path}: cannot read it ({error.strerror})") from error
+
+
+# ---- bridge ------------------------------------------------------------------------------------
+
+
+@cli.group()
+def bridge() -> None:
+    """Receive notifications from a source and publish them to Kafka."""
+
+
+@bridge.command("file")
+@click.argument("paths", nargs=-1, required=True)
+@bootstrap_option
+@click.option(
+    "--events-topic",
+    envvar="SEQGATE_INPUT_TOPIC",
+    show_envvar=True,
+    default="object-events",
+    show_default=True,
+    help="Topic of normalized events.",
+)
+@click.option(
+    "--rejected-topic",
+    envvar="SEQGATE_REJECTED_TOPIC",
+    show_envvar=True,
+    default="object-events.rejected",
+    show_default=True,
+    help="Dead-letter topic.",
+)
+def bridge_file(
+    paths: tuple[str, ...], bootstrap_servers: str, events_topic: str, rejected_topic: str
+) -> None:
+    """Publish the notifications found in files (JSON or JSON Lines; - is stdin).
+
+    Exits 0 only after Kafka has acknowledged every event and dead letter;
+    prints a JSON summary of what became of the input.
+
+    \b
+    Example:
+      seqgate bridge file notifications.jsonl --bootstrap-servers 127.0.0.1:9092
+    """
+    publisher = EventPublisher(bootstrap_servers, Topics(events_topic, rejected_topic))
+    messages = 0
+    for path in paths:
+        for message in _read(path):
+            publisher.submit(normalize(message.raw, message.origin), message.raw, message.origin)
+            messages += 1
+    try:
+        publisher.flush()
+    except PublishError as error:
+        raise CliError(str(error)) from error
+    click.echo(json.dumps({"messages": messages, **publisher.counters.as_dict()}))
+
+
+# ---- worker ------------------------------------------------------------------------------------
+
+
+def worker_options(func: F) -> F:
+    options = [
+        click.option(
+            "--batch-size",
+            envvar="SEQGATE_BATCH_SIZE",
+            show_envvar=True,
+            default=500,
+            show_default=True,
+            type=click.IntRange(1, 100_000),
+            help="Records fetched per consume call.",
+        ),
+        click.option(
+            "--commit-interval-ms",
+            envvar="SEQGATE_COMMIT_INTERVAL_MS",
+            show_envvar=True,
+            default=100,
+            show_default=True,
+            type=click.IntRange(1, 600_000),
+            help="Commit the transaction at least this often (latency bound).",
+        ),
+        click.option(
+            "--commit-every",
+            envvar="SEQGATE_COMMIT_EVERY",
+            show_envvar=True,
+            default=2000,
+            show_default=True,
+            type=click.IntRange(1, 10_000_000),
+            help="Commit the transaction after this many input records.",
+        ),
+        click.option(
+            "--state-dir",
+            envvar="SEQGATE_STATE_DIR",
+            show_envvar=True,
+            default=".seqgate/state",
+            show_default=True,
+            type=click.Path(file_okay=False),
+            help="Where the RocksDB watermark stores live (one per input partition).",
+        ),
+        click.option(
+            "--instance-id",
+            envvar="SEQGATE_INSTANCE_ID",
+            show_envvar=True,
+            default=None,
+            help="Stable name of this worker instance (default: the host name);"
+            " transactional.id = <application-id>-<instance-id>.",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+@cli.command()
+@bootstrap_option
+@topic_options
+@application_option
+@policy_options
+@worker_options
+def worker(
+    bootstrap_servers: str,
+    input_topic: str,
+    outbox_topic: str,
+    rejected_topic: str,
+    application_id: str,
+    ordering: str,
+    admit_kinds: str,
+    instance_id: str | None,
+    state_dir: str,
+    commit_every: int,
+    commit_interval_ms: int,
+    batch_size: int,
+) -> None:
+    """Run the exactly-once processor until SIGTERM or Ctrl-C.
+
+    On SIGTERM the open transaction is committed and the worker leaves its
+    group cleanly. Exits 1 with one line on stderr on a fatal error
+    (for example when fenced by another worker with the same instance id).
+
+    \b
+    Example:
+      seqgate worker --bootstrap-servers 127.0.0.1:9092 --instance-id w1 --ordering aws
+    """
+    from streams.faults import injector_from_env
+    from streams.processor import Worker, WorkerConfig, WorkerFatalError
+
+    instance = instance_id or socket.gethostname()
+    try:
+        faults = injector_from_env(os.environ.get("SEQGATE_FAULT"))
+    except ValueError as error:
+        raise CliError(str(error)) from error
+    config = WorkerConfig(
+        bootstrap_servers=bootstrap_servers,
+        state_dir=Path(state_dir) / application_id / instance,
+        application_id=application_id,
+        instance_id=instance,
+        input_topic=input_topic,
+        outbox_topic=outbox_topic,
+        rejected_topic=rejected_topic,
+        policy=build_policy(ordering, admit_kinds),
+        commit_every=commit_every,
+        commit_interval_ms=commit_interval_ms,
+        batch_size=batch_size,
+    )
+    stop = threading.Event()
+
+    def request_stop(signum: int, frame: object) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, request_stop)
+    signal.signal(signal.SIGINT, request_stop)
+    processor = Worker(config, faults=faults)
+    try:
+        processor.run(stop)
+    except WorkerFatalError as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(1)
+    click.echo(json.dumps({"stopped": True, **processor.counters.totals()}), err=True)
+
+
+# ---- demo --------------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.option(
+    "--bootstrap-servers",
+    envvar=["SEQGATE_BOOTSTRAP_SERVERS", "KAFKA_BOOTSTRAP_SERVERS"],
+    show_envvar=True,
+    default=None,
+    help="Use this broker instead of starting a local one for the demo.",
+)
+def demo(bootstrap_servers: str | None) -> None:
+    """Run the guide's demonstration end to end on a real broker.
+
+    Starts a local development broker (unless one is given), creates the
+    topics, runs a worker, feeds the guide's fixture deliveries, restarts the
+    worker, and prints each decision; then stops everything it started.
+
+    \b
+    Example:
+      seqgate demo
+    """
+    from streams.demo import run_demo
+
+    run_demo(bootstrap_servers, echo=click.echo)
+
+
+def _register_broker() -> None:
+    from streams.devbroker.cli import broker
+
+    cli.add_command(broker)
+
+
+_register_broker()
+
+
+def main() -> None:
+    cli(prog_name="seqgate")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,487 @@
+"""The exactly-once processor: a transactional consume-transform-produce loop.
+
+One consumer (read_committed, manual commits, cooperative-sticky) and one
+transactional producer whose `transactional.id` is stable per worker
+instance. Per transaction (DESIGN §5):
+
+1. consume a batch and decide each event against its object's watermark,
+   reading the in-memory overlay first, then committed RocksDB state;
+2. produce outbox records, changelog records and dead letters;
+3. send the consumed offsets to the transaction, then commit it;
+4. only then write the overlay to RocksDB with the changelog offset.
+
+Any abortable error aborts the transaction, drops the overlay and rewinds
+the consumer to the committed offsets, so the same input is decided again
+against the same committed state.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    OFFSET_INVALID,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Message,
+    Producer,
+    TopicPartition,
+)
+
+from schemas.codec import OBJECT_EVENT, OUTBOX_RECORD, REJECTED_RECORD, WATERMARK, CodecError
+from schemas.records import ObjectEvent, OutboxRecord, RejectedRecord, Watermark
+from streams.accounting import OutcomeCounters
+from streams.faults import FaultInjector, FaultPoint
+from streams.policy import Outcome, Policy, UndecidableEvent, decide
+from streams.restore import restore_partition
+from streams.state_store import PartitionStore, StateDirectory, TransactionOverlay
+from streams.topics import changelog_topic
+
+log = logging.getLogger(__name__)
+
+
+class WorkerFatalError(Exception):
+    """The worker cannot go on (fenced, fatal producer error, broken state)."""
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerConfig:
+    bootstrap_servers: str
+    state_dir: Path
+    application_id: str = "seqgate"
+    instance_id: str = "worker-0"
+    input_topic: str = "object-events"
+    outbox_topic: str = "object-events.outbox"
+    rejected_topic: str = "object-events.rejected"
+    policy: Policy = field(default_factory=Policy.build)
+    commit_every: int = 2000
+    commit_interval_ms: int = 100
+    batch_size: int = 500
+    kafka_timeout_s: float = 30.0
+    extra_consumer_config: dict[str, str] = field(default_factory=dict)
+    extra_producer_config: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def changelog_topic(self) -> str:
+        return changelog_topic(self.application_id)
+
+    @property
+    def transactional_id(self) -> str:
+        return f"{self.application_id}-{self.instance_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What the worker decided for one input record (reported after commit)."""
+
+    partition: int
+    offset: int
+    identity: str
+    position: str | None
+    outcome: Outcome
+    event_id: str | None
+    reason: str | None = None
+
+
+@dataclass
+class _PendingState:
+    """Everything the open transaction holds until it commits."""
+
+    overlay: TransactionOverlay = field(default_factory=TransactionOverlay)
+    encoded: dict[int, dict[str, bytes]] = field(default_factory=dict)
+    next_offsets: dict[int, int] = field(default_factory=dict)
+    changelog_last_offset: dict[int, int] = field(default_factory=dict)
+    delivery_errors: list[str] = field(default_factory=list)
+    decisions: list[Decision] = field(default_factory=list)
+    counters: OutcomeCounters = field(default_factory=OutcomeCounters)
+    records: int = 0
+    started: float = 0.0
+
+
+def coordinates(message: Message) -> tuple[int, int]:
+    """(partition, offset) of a consumed or delivered message."""
+    partition, offset = message.partition(), message.offset()
+    assert partition is not None and offset is not None
+    return partition, offset
+
+
+CommitListener = Callable[[list[Decision]], None]
+
+
+class Worker:
+    """Runs the processor loop for one worker instance until stopped."""
+
+    def __init__(
+        self,
+        config: WorkerConfig,
+        *,
+        faults: FaultInjector | None = None,
+        on_commit: CommitListener | None = None,
+    ) -> None:
+        self.config = config
+        self.counters = OutcomeCounters()
+        self._faults = faults or FaultInjector()
+        self._on_commit = on_commit
+        self._state_dir = StateDirectory(config.state_dir, config.input_topic)
+        self._stores: dict[int, PartitionStore] = {}
+        self._pending = _PendingState()
+        self._in_transaction = False
+        self._consumer = Consumer(self._consumer_config())
+        self._restore_consumer = Consumer(self._restore_consumer_config())
+        self._producer = Producer(self._producer_config())
+        self.commits = 0
+        self.aborts = 0
+
+    # ---- configuration -------------------------------------------------------------------
+
+    def _consumer_config(self) -> dict[str, object]:
+        return {
+            "bootstrap.servers": self.config.bootstrap_servers,
+            "group.id": self.config.application_id,
+            "isolation.level": "read_committed",
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+            "partition.assignment.strategy": "cooperative-sticky",
+            "enable.partition.eof": False,
+            **self.config.extra_consumer_config,
+        }
+
+    def _restore_consumer_config(self) -> dict[str, object]:
+        return {
+            "bootstrap.servers": self.config.bootstrap_servers,
+            "group.id": f"{self.config.application_id}-restore",
+            "isolation.level": "read_committed",
+            "enable.auto.commit": False,
+            "enable.partition.eof": True,
+            "auto.offset.reset": "earliest",
+        }
+
+    def _producer_config(self) -> dict[str, object]:
+        return {
+            "bootstrap.servers": self.config.bootstrap_servers,
+            "transactional.id": self.config.transactional_id,
+            "enable.idempotence": True,
+            "acks": "all",
+            "linger.ms": 5,
+            # The Java client's partitioner, so Java and Python producers agree.
+            "partitioner": "murmur2_random",
+            **self.config.extra_producer_config,
+        }
+
+    # ---- main loop -------------------------------------------------------------------------
+
+    def run(self, stop: threading.Event) -> None:
+        """Process until `stop` is set; then commit the open transaction and close.
+
+        Raises WorkerFatalError for errors that a restart with the same
+        configuration would not cure by itself.
+        """
+        timeout = self.config.kafka_timeout_s
+        try:
+            # Fences any earlier incarnation with our transactional.id and
+            # aborts its open transaction.
+            self._producer.init_transactions(timeout)
+        except KafkaException as error:
+            raise WorkerFatalError(
+                f"init_transactions for transactional.id {self.config.transactional_id}"
+                f" failed: {error.args[0].str()}"
+            ) from error
+        self._consumer.subscribe(
+            [self.config.input_topic],
+            on_assign=self._on_assign,
+            on_revoke=self._on_revoke,
+            on_lost=self._on_lost,
+        )
+        graceful = False
+        try:
+            while not stop.is_set():
+                messages = self._consumer.consume(
+                    self.config.batch_size, timeout=self._poll_timeout()
+                )
+                for message in messages:
+                    self._process(message)
+                if self._in_transaction and self._commit_due():
+                    self._commit_or_recover()
+            if self._in_transaction:
+                self._commit_or_recover()
+            graceful = True
+        finally:
+            self._close(graceful)
+
+    def _poll_timeout(self) -> float:
+        interval = self.config.commit_interval_ms / 1000
+        if not self._in_transaction:
+            return min(interval, 0.5)
+        remaining = interval - (time.monotonic() - self._pending.started)
+        return max(0.0, min(remaining, interval))
+
+    def _commit_due(self) -> bool:
+        pending = self._pending
+        return (
+            pending.records >= self.config.commit_every
+            or (time.monotonic() - pending.started) * 1000 >= self.config.commit_interval_ms
+        )
+
+    # ---- one record --------------------------------------------------------------------------
+
+    def _begin_if_needed(self) -> None:
+        if not self._in_transaction:
+            self._producer.begin_transaction()
+            self._in_transaction = True
+            self._pending.started = time.monotonic()
+
+    def _process(self, message: Message) -> None:
+        error = message.error()
+        if error is not None:
+            if error.fatal():
+                raise WorkerFatalError(f"consumer error: {error.str()}")
+            log.warning("consumer error", extra={"error": error.str()})
+            return
+        self._begin_if_needed()
+        partition, offset = coordinates(message)
+        pending = self._pending
+        pending.records += 1
+        pending.next_offsets[partition] = offset + 1
+        raw = message.value() or b""
+        try:
+            event = OBJECT_EVENT.decode(raw)
+        except CodecError as codec_error:
+            self._dead_letter(message, "undecodable_event", str(codec_error))
+            return
+        key = message.key()
+        identity = key.decode("utf-8") if key else f"{event.source}://{event.bucket}/{event.key}"
+        current = pending.overlay.get(partition, identity) or self._store(partition).get(identity)
+        try:
+            outcome = decide(event, current, self.config.policy)
+        except UndecidableEvent as undecidable:
+            self._dead_letter(message, undecidable.reason, undecidable.message)
+            return
+        if outcome is Outcome.ACCEPTED:
+            assert event.position is not None
+            self._accept(message, identity, event, current)
+        pending.counters.add(partition, outcome)
+        pending.decisions.append(
+            Decision(partition, offset, identity, event.position, outcome, event.id)
+        )
+        self._faults.reach(FaultPoint.AFTER_STATE_UPDATE)
+
+    def _accept(
+        self, message: Message, identity: str, event: ObjectEvent, current: Watermark | None
+    ) -> None:
+        assert event.position is not None
+        partition, offset = coordinates(message)
+        watermark = Watermark(event.position, event.id, partition, offset)
+        encoded = WATERMARK.encode(watermark)
+        self._pending.overlay.put(partition, identity, watermark)
+        self._pending.encoded.setdefault(partition, {})[identity] = encoded
+        key = identity.encode("utf-8")
+        # The input record's timestamp, not the clock: replays stay byte-identical.
+        timestamp = message.timestamp()[1]
+        outbox = OutboxRecord(event, current.position if current else None, partition, offset)
+        self._producer.produce(
+            self.config.outbox_topic,
+            key=key,
+            value=OUTBOX_RECORD.encode(outbox),
+            timestamp=timestamp,
+            on_delivery=self._on_delivery,
+        )
+        self._producer.produce(
+            self.config.changelog_topic,
+            key=key,
+            value=encoded,
+            partition=partition,
+            timestamp=timestamp,
+            on_delivery=self._on_changelog_delivery,
+        )
+
+    def _dead_letter(self, message: Message, reason: str, text: str) -> None:
+        partition, offset = coordinates(message)
+        record = RejectedRecord(
+            raw=message.value() or b"",
+            origin=f"kafka:{message.topic()}:{partition}:{offset}",
+            reason=reason,
+            message=text,
+            record_index=None,
+        )
+        self._producer.produce(
+            self.config.rejected_topic,
+            key=message.key(),
+            value=REJECTED_RECORD.encode(record),
+            timestamp=message.timestamp()[1],
+            on_delivery=self._on_delivery,
+        )
+        key = message.key()
+        self._pending.counters.add(partition, Outcome.REJECTED)
+        self._pending.decisions.append(
+            Decision(
+                partition,
+                offset,
+                key.decode("utf-8", "replace") if key else "",
+                None,
+                Outcome.REJECTED,
+                None,
+                reason,
+            )
+        )
+
+    def _store(self, partition: int) -> PartitionStore:
+        store = self._stores.get(partition)
+        if store is None:
+            raise WorkerFatalError(f"partition {partition} is not assigned to this worker")
+        return store
+
+    # ---- delivery reports ---------------------------------------------------------------------
+
+    def _on_delivery(self, error: KafkaError | None, message: Message) -> None:
+        if error is not None:
+            self._pending.delivery_errors.append(f"{message.topic()}: {error.str()}")
+
+    def _on_changelog_delivery(self, error: KafkaError | None, message: Message) -> None:
+        if error is not None:
+            self._pending.delivery_errors.append(f"{message.topic()}: {error.str()}")
+            return
+        last = self._pending.changelog_last_offset
+        partition, offset = coordinates(message)
+        last[partition] = max(last.get(partition, -1), offset)
+
+    # ---- commit and recovery -------------------------------------------------------------------
+
+    def _commit_or_recover(self) -> None:
+        try:
+            self._commit()
+        except KafkaException as error:
+            kafka_error = error.args[0]
+            if kafka_error.fatal() or not kafka_error.txn_requires_abort():
+                raise WorkerFatalError(self._describe_fatal(kafka_error)) from error
+            log.warning("transaction aborted", extra={"error": kafka_error.str()})
+            self._abort_and_rewind()
+
+    def _commit(self) -> None:
+        timeout = self.config.kafka_timeout_s
+        pending = self._pending
+        # flush() serves the delivery reports: afterwards we know every
+        # changelog offset this transaction wrote.
+        self._producer.flush(timeout)
+        if pending.delivery_errors:
+            raise KafkaException(
+                KafkaError(
+                    KafkaError._STATE,
+                    "delivery failed: " + "; ".join(pending.delivery_errors[:3]),
+                    txn_requires_abort=True,
+                )
+            )
+        offsets = [
+            TopicPartition(self.config.input_topic, partition, next_offset)
+            for partition, next_offset in sorted(pending.next_offsets.items())
+        ]
+        self._producer.send_offsets_to_transaction(
+            offsets, self._consumer.consumer_group_metadata(), timeout
+        )
+        self._faults.reach(FaultPoint.BEFORE_COMMIT)
+        self._commit_transaction(timeout)
+        self._in_transaction = False
+        self._faults.reach(FaultPoint.AFTER_COMMIT)
+        # Kafka has the transaction; now (and only now) the committed state.
+        for partition, changes in pending.encoded.items():
+            store = self._stores.get(partition)
+            last = pending.changelog_last_offset.get(partition)
+            if store is not None and last is not None:
+                store.apply(dict(changes), last + 1)
+        self.counters.merge(pending.counters)
+        self.commits += 1
+        decisions = pending.decisions
+        self._pending = _PendingState()
+        if self._on_commit is not None:
+            self._on_commit(decisions)
+
+    def _commit_transaction(self, timeout: float) -> None:
+        while True:
+            try:
+                self._producer.commit_transaction(timeout)
+                return
+            except KafkaException as error:
+                if error.args[0].retriable():
+                    log.warning("commit retry", extra={"error": error.args[0].str()})
+                    continue
+                raise
+
+    def _abort_and_rewind(self) -> None:
+        self.aborts += 1
+        try:
+            self._producer.abort_transaction(self.config.kafka_timeout_s)
+        except KafkaException as error:
+            raise WorkerFatalError(self._describe_fatal(error.args[0])) from error
+        self._in_transaction = False
+        self._pending = _PendingState()
+        assignment = self._consumer.assignment()
+        if not assignment:
+            return
+        committed = self._consumer.committed(assignment, timeout=self.config.kafka_timeout_s)
+        for tp in committed:
+            offset = tp.offset if tp.offset != OFFSET_INVALID else OFFSET_BEGINNING
+            self._consumer.seek(TopicPartition(tp.topic, tp.partition, offset))
+
+    def _describe_fatal(self, error: KafkaError) -> str:
+        if error.code() in (KafkaError._FENCED, KafkaError.PRODUCER_FENCED):
+            return (
+                f"worker fenced: another worker took over transactional.id"
+                f" {self.config.transactional_id}; give each worker a distinct --instance-id"
+            )
+        return f"fatal Kafka error: {error.str()}"
+
+    # ---- rebalancing ---------------------------------------------------------------------------
+
+    def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        for tp in partitions:
+            store = self._state_dir.open(tp.partition)
+            self._stores[tp.partition] = store
+            restored = restore_partition(
+                self._restore_consumer,
+                self.config.changelog_topic,
+                tp.partition,
+                store,
+                timeout=self.config.kafka_timeout_s,
+            )
+            log.info("assigned", extra={"partition": tp.partition, "restored": restored})
+
+    def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        # Commit before giving the partitions away, so the next owner restores
+        # everything this worker decided.
+        if self._in_transaction:
+            self._commit_or_recover()
+        self._release(partitions)
+
+    def _on_lost(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        # The group moved on without us: our offsets can no longer commit.
+        if self._in_transaction:
+            self._abort_and_rewind()
+        self._release(partitions)
+
+    def _release(self, partitions: list[TopicPartition]) -> None:
+        for tp in partitions:
+            store = self._stores.pop(tp.partition, None)
+            if store is not None:
+                store.close()
+
+    def _close(self, graceful: bool) -> None:
+        if self._in_transaction:
+            try:
+                self._producer.abort_transaction(5)
+            except KafkaException:
+                log.warning("abort on close failed", exc_info=True)
+            self._in_transaction = False
+        try:
+            self._consumer.close()
+        finally:
+            self._restore_consumer.close()
+            for store in self._stores.values():
+                store.close()
+            self._stores.clear()
+            self._producer.flush(5 if graceful else 0)

@@ -1,0 +1,176 @@
+"""Shared pytest fixtures: a real Apache Kafka broker for tests marked ``kafka``.
+
+``kafka_bootstrap`` picks, in order (DESIGN.md section 6):
+
+1. ``$KAFKA_BOOTSTRAP_SERVERS`` if set (it must answer);
+2. a Testcontainers Kafka container, when ``testcontainers`` is installed and a Docker engine
+   answers (image ``$SEQGATE_TESTCONTAINERS_KAFKA_IMAGE``, default ``confluentinc/cp-kafka:7.6.0``;
+   not exercised on the CI machines, which have no Docker engine);
+3. the project's own launcher (:func:`streams.devbroker.running_broker`), Kafka 4.1.1 from
+   Maven Central, in a pytest temporary directory, stopped at the end of the session.
+
+The choice and the bootstrap address are printed on the terminal. If no broker can be had the
+fixture fails (every test that needs it errors); with ``SEQGATE_ALLOW_NO_KAFKA=1`` those tests
+are skipped instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import NoReturn
+
+import pytest
+
+from streams.devbroker.launcher import (
+    KAFKA_VERSION,
+    BrokerError,
+    BrokerHandle,
+    broker_answers,
+    running_broker,
+)
+
+_DEFAULT_TC_IMAGE = "confluentinc/cp-kafka:7.6.0"
+
+
+@dataclass
+class KafkaSource:
+    """Where the session's broker comes from."""
+
+    kind: str  # "env", "testcontainers" or "launcher"
+    bootstrap_servers: str
+    handle: BrokerHandle | None = None  # set when kind == "launcher"
+
+
+def _announce(config: pytest.Config, message: str) -> None:
+    """Write a line to the terminal even while pytest captures output."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    capture = config.pluginmanager.get_plugin("capturemanager")
+    if reporter is None:
+        return
+    cm = capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext()
+    with cm:
+        reporter.ensure_newline()
+        reporter.write_line(f"[kafka] {message}")
+
+
+def _docker_engine_answers() -> tuple[bool, str]:
+    try:
+        import docker  # type: ignore[import-untyped,import-not-found,unused-ignore]
+    except ImportError:
+        return False, "the docker SDK is not installed"
+    try:
+        client = docker.from_env(timeout=3)
+        client.ping()
+    except Exception as exc:
+        return False, f"no Docker engine answers ({type(exc).__name__})"
+    return True, "a Docker engine answers"
+
+
+@contextlib.contextmanager
+def _testcontainers_kafka() -> Iterator[str]:
+    from testcontainers.kafka import KafkaContainer
+
+    image = os.environ.get("SEQGATE_TESTCONTAINERS_KAFKA_IMAGE", _DEFAULT_TC_IMAGE)
+    container = KafkaContainer(image).with_kraft()
+    # One node: internal topics need a single replica, or transactions never start.
+    for key, value in {
+        "KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR": "1",
+        "KAFKA_TRANSACTION_STATE_LOG_MIN_ISR": "1",
+        "KAFKA_AUTO_CREATE_TOPICS_ENABLE": "false",
+    }.items():
+        container.with_env(key, value)
+    with container as kafka:
+        yield str(kafka.get_bootstrap_server())
+
+
+def _no_kafka(reason: str) -> NoReturn:
+    if os.environ.get("SEQGATE_ALLOW_NO_KAFKA") == "1":
+        pytest.skip(f"no Kafka broker (SEQGATE_ALLOW_NO_KAFKA=1): {reason}")
+    pytest.fail(
+        f"no Kafka broker for the tests: {reason} "
+        "(set KAFKA_BOOTSTRAP_SERVERS, or SEQGATE_ALLOW_NO_KAFKA=1 to skip these tests)",
+        pytrace=False,
+    )
+
+
+@pytest.fixture(scope="session")
+def kafka_source(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[KafkaSource]:
+    """The session's Kafka broker and where it comes from (see the module docstring)."""
+    config = request.config
+
+    env = os.environ.get("KAFKA_BOOTSTRAP_SERVERS", "").strip()
+    if env:
+        if not broker_answers(env, timeout=10.0):
+            _no_kafka(f"KAFKA_BOOTSTRAP_SERVERS={env} does not answer")
+        _announce(config, f"using KAFKA_BOOTSTRAP_SERVERS: {env}")
+        yield KafkaSource("env", env)
+        return
+
+    notes = []
+    try:
+        import testcontainers.kafka  # noqa: F401
+    except ImportError:
+        notes.append("testcontainers is not installed")
+    else:
+        ok, why = _docker_engine_answers()
+        if ok:
+            _announce(config, f"starting a Testcontainers Kafka container ({why})")
+            stack = contextlib.ExitStack()
+            try:
+                bootstrap = stack.enter_context(_testcontainers_kafka())
+            except Exception as exc:
+                notes.append(f"the Testcontainers Kafka container failed: {exc}")
+            else:
+                with stack:
+                    _announce(config, f"using Testcontainers Kafka at {bootstrap}")
+                    yield KafkaSource("testcontainers", bootstrap)
+                return
+        else:
+            notes.append(why)
+
+    _announce(
+        config,
+        f"starting the local launcher's Kafka {KAFKA_VERSION} broker "
+        f"(no Testcontainers: {'; '.join(notes)})",
+    )
+    stack = contextlib.ExitStack()
+    handle: BrokerHandle | None = None
+    failure = ""
+    try:
+        handle = stack.enter_context(
+            running_broker(
+                tmp_path_factory.mktemp("kafka-broker"),
+                progress=lambda line: _announce(config, f"launcher: {line}"),
+            )
+        )
+    except BrokerError as exc:
+        failure = str(exc)
+    if handle is None:
+        _no_kafka(f"the local launcher failed: {failure}")
+    with stack:
+        _announce(
+            config,
+            f"using the local launcher's broker at {handle.bootstrap_servers} "
+            f"(pid {handle.pid}, log {handle.log_file})",
+        )
+        yield KafkaSource("launcher", handle.bootstrap_servers, handle)
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap(kafka_source: KafkaSource) -> str:
+    """Bootstrap servers (``host:port``) of a real Kafka broker shared by the session."""
+    return kafka_source.bootstrap_servers
+
+
+@pytest.fixture
+def unique_name(request: pytest.FixtureRequest) -> str:
+    """A unique, Kafka-legal prefix for topic / group / transactional ids in this test."""
+    test = re.sub(r"[^A-Za-z0-9._-]+", "-", request.node.name).strip("-")[:60]
+    return f"t-{test}-{uuid.uuid4().hex[:12]}"

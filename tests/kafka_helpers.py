@@ -1,0 +1,193 @@
+"""Helpers for tests against the real broker: topics, a worker thread, readers."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient
+
+from connectors.identity import object_identity
+from schemas.codec import OBJECT_EVENT
+from schemas.records import ObjectEvent
+from streams.faults import FaultInjector
+from streams.policy import Policy
+from streams.processor import Decision, Worker, WorkerConfig
+from streams.replay import InputRecord
+from streams.topics import create_topics, pipeline_topics
+
+
+def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
+    """Poll `condition` until true; fail with `what` after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+        time.sleep(0.05)
+
+
+def make_config(
+    bootstrap: str,
+    name: str,
+    state_dir: Path,
+    *,
+    ordering: str = "aws",
+    partitions: int = 3,
+    instance_id: str = "w0",
+    **overrides: object,
+) -> WorkerConfig:
+    config = WorkerConfig(
+        bootstrap_servers=bootstrap,
+        state_dir=state_dir / instance_id,
+        application_id=f"{name}-app",
+        instance_id=instance_id,
+        input_topic=f"{name}.object-events",
+        outbox_topic=f"{name}.object-events.outbox",
+        rejected_topic=f"{name}.object-events.rejected",
+        policy=Policy.build(ordering),
+        commit_interval_ms=50,
+        **overrides,  # type: ignore[arg-type]
+    )
+    specs = pipeline_topics(
+        input_topic=config.input_topic,
+        outbox_topic=config.outbox_topic,
+        rejected_topic=config.rejected_topic,
+        application_id=config.application_id,
+        partitions=partitions,
+    )
+    create_topics(AdminClient({"bootstrap.servers": bootstrap}), specs)
+    return config
+
+
+@dataclass
+class RunningWorker:
+    worker: Worker
+    stop: threading.Event
+    thread: threading.Thread
+    decisions: list[Decision] = field(default_factory=list)
+    errors: list[BaseException] = field(default_factory=list)
+
+
+@contextlib.contextmanager
+def worker_thread(
+    config: WorkerConfig, faults: FaultInjector | None = None
+) -> Iterator[RunningWorker]:
+    decisions: list[Decision] = []
+    worker = Worker(config, faults=faults, on_commit=decisions.extend)
+    stop = threading.Event()
+    running = RunningWorker(worker, stop, threading.Thread(target=lambda: None), decisions)
+
+    def target() -> None:
+        try:
+            worker.run(stop)
+        except BaseException as error:
+            running.errors.append(error)
+
+    running.thread = threading.Thread(target=target, daemon=True)
+    running.thread.start()
+    try:
+        yield running
+    finally:
+        stop.set()
+        running.thread.join(60)
+        assert not running.thread.is_alive(), "worker did not stop within 60s"
+
+
+def produce_events(bootstrap: str, topic: str, events: list[ObjectEvent]) -> None:
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "enable.idempotence": True,
+            "partitioner": "murmur2_random",
+        }
+    )
+    for event in events:
+        key = object_identity(event.source, event.bucket, event.key).encode("utf-8")
+        while True:
+            try:
+                producer.produce(topic, key=key, value=OBJECT_EVENT.encode(event))
+                break
+            except BufferError:
+                producer.poll(0.1)
+    assert producer.flush(60) == 0
+
+
+def read_all(bootstrap: str, topic: str, *, committed_only: bool = True) -> list[InputRecord]:
+    """Every record of `topic` up to its current end, in partition/offset order."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "seqgate-test-reader",
+            "isolation.level": "read_committed" if committed_only else "read_uncommitted",
+            "enable.partition.eof": True,
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+        }
+    )
+    try:
+        metadata = consumer.list_topics(topic, timeout=30).topics[topic]
+        partitions = sorted(metadata.partitions)
+        consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
+        at_end: set[int] = set()
+        records: list[InputRecord] = []
+        while len(at_end) < len(partitions):
+            message = consumer.poll(30)
+            assert message is not None, f"reading {topic} stalled"
+            error = message.error()
+            if error is not None:
+                assert error.code() == KafkaError._PARTITION_EOF, error.str()
+                at_end.add(message.partition())
+                continue
+            at_end.discard(message.partition())
+            records.append(
+                InputRecord(
+                    message.partition(), message.offset(), message.key(), message.value() or b""
+                )
+            )
+        records.sort(key=lambda record: (record.partition, record.offset))
+        return records
+    finally:
+        consumer.close()
+
+
+def committed_offsets(bootstrap: str, group: str, topic: str) -> dict[int, int]:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
+    try:
+        metadata = consumer.list_topics(topic, timeout=30).topics[topic]
+        tps = [TopicPartition(topic, p) for p in metadata.partitions]
+        return {tp.partition: tp.offset for tp in consumer.committed(tps, timeout=30)}
+    finally:
+        consumer.close()
+
+
+def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "seqgate-test-ends"})
+    try:
+        metadata = consumer.list_topics(topic, timeout=30).topics[topic]
+        return {
+            p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30)[1]
+            for p in metadata.partitions
+        }
+    finally:
+        consumer.close()
+
+
+def caught_up(bootstrap: str, config: WorkerConfig) -> Callable[[], bool]:
+    """True once the worker group has committed up to the end of the input."""
+
+    def check() -> bool:
+        ends = end_offsets(bootstrap, config.input_topic)
+        try:
+            done = committed_offsets(bootstrap, config.application_id, config.input_topic)
+        except KafkaException as error:
+            if error.args[0].retriable() or error.args[0].code() == KafkaError.NOT_COORDINATOR:
+                return False  # the group coordinator is still loading
+            raise
+        return all(done.get(p, -1) >= end for p, end in ends.items() if end > 0)
+
+    return check
