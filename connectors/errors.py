@@ -20,6 +20,9 @@ class RejectReason(StrEnum):
     INVALID_SEQUENCER = "invalid_sequencer"
     MISSING_FIELD = "missing_field"
     INVALID_FIELD = "invalid_field"
+    # Written by the processor for input that did not come from the bridge.
+    UNDECODABLE_EVENT = "undecodable_event"
+    MISSING_POSITION = "missing_position"
 
 
 @dataclass(frozen=True, slots=True)

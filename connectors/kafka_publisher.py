@@ -104,6 +104,13 @@ class EventPublisher:
                 f"Kafka refused {len(errors)} record(s): " + "; ".join(sorted(set(errors))[:3])
             )
 
+    def close(self) -> None:
+        """Flush what is queued, then release the producer's connections and threads."""
+        try:
+            self.flush()
+        finally:
+            self._producer.close()
+
     def _on_delivery(self, error: KafkaError | None, message: Message) -> None:
         if error is not None:
             self._errors.append(f"{message.topic()}: {error.str()}")

@@ -324,7 +324,7 @@ def bridge_file(
             publisher.submit(normalize(message.raw, message.origin), message.raw, message.origin)
             messages += 1
     try:
-        publisher.flush()
+        publisher.close()
     except PublishError as error:
         raise CliError(str(error)) from error
     click.echo(json.dumps({"messages": messages, **publisher.counters.as_dict()}))
@@ -372,6 +372,12 @@ def worker_options(func: F) -> F:
             help="Where the RocksDB watermark stores live (one per input partition).",
         ),
         click.option(
+            "--print-config",
+            is_flag=True,
+            help="Print the resolved configuration as JSON and exit (shows what flags,"
+            " SEQGATE_* variables and --config produced).",
+        ),
+        click.option(
             "--instance-id",
             envvar="SEQGATE_INSTANCE_ID",
             show_envvar=True,
@@ -404,6 +410,7 @@ def worker(
     commit_every: int,
     commit_interval_ms: int,
     batch_size: int,
+    print_config: bool,
 ) -> None:
     """Run the exactly-once processor until SIGTERM or Ctrl-C.
 
@@ -436,6 +443,25 @@ def worker(
         commit_interval_ms=commit_interval_ms,
         batch_size=batch_size,
     )
+    if print_config:
+        resolved = {
+            "bootstrap_servers": config.bootstrap_servers,
+            "application_id": config.application_id,
+            "instance_id": config.instance_id,
+            "transactional_id": config.transactional_id,
+            "input_topic": config.input_topic,
+            "outbox_topic": config.outbox_topic,
+            "rejected_topic": config.rejected_topic,
+            "changelog_topic": config.changelog_topic,
+            "state_dir": str(config.state_dir),
+            "ordering": config.policy.order.name,
+            "admit_kinds": sorted(config.policy.admitted_kinds),
+            "commit_every": config.commit_every,
+            "commit_interval_ms": config.commit_interval_ms,
+            "batch_size": config.batch_size,
+        }
+        click.echo(json.dumps(resolved, indent=2))
+        return
     stop = threading.Event()
 
     def request_stop(signum: int, frame: object) -> None:

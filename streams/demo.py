@@ -35,9 +35,9 @@ _LABELS = {Outcome.ACCEPTED: "queued"}  # the guide's word for an accepted event
 _DECISION_TIMEOUT_S = 60.0
 
 WHY_THEY_DIFFER = (
-    "AWS documents sequencers as hex strings to compare after right-padding the shorter"
-    " with zeros, so 'f' reads as f0 and outranks both '10' and '000F', whereas the"
-    " guide compares their numeric values (15, 15, 14, 16)."
+    "AWS compares sequencers as strings after right-padding the shorter one with zeros,"
+    " so 'f' becomes 'f0' against '10' and 'f000' against '000F' and outranks both,"
+    " whereas the guide compares their numeric values (15, 15, 14, 16)."
 )
 
 
@@ -180,6 +180,7 @@ def run_scenario(bootstrap: str, ordering: str, state_root: Path, echo: Echo) ->
     echo("(worker stopped and started again: same instance id, same RocksDB state directory)")
     with run.worker():
         say(f"{REDELIVERY_AFTER_RESTART} {_label(run.deliver(REDELIVERY_AFTER_RESTART))}")
+    run.publisher.close()
     say(f"outbox records: {run.count_outbox()}")
     return lines
 

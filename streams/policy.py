@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
+from connectors.errors import RejectReason
 from schemas.records import EventKind, ObjectEvent, Watermark
 from streams.ordering import PositionOrder, order_named
 
@@ -51,7 +52,7 @@ class Policy:
 class UndecidableEvent(Exception):
     """The event cannot be ordered (no position, or a malformed one)."""
 
-    def __init__(self, reason: str, message: str) -> None:
+    def __init__(self, reason: RejectReason, message: str) -> None:
         super().__init__(message)
         self.reason = reason
         self.message = message
@@ -69,25 +70,18 @@ def decide(event: ObjectEvent, current: Watermark | None, policy: Policy) -> Out
         return Outcome.FILTERED
     if event.position is None:
         raise UndecidableEvent(
-            "missing_position",
+            RejectReason.MISSING_POSITION,
             f"event {event.id} for {event.source}://{event.bucket}/{event.key} has no position;"
             " ordered sources must carry one",
         )
-    if current is None:
-        _check_position(event, policy.order)
-        return Outcome.ACCEPTED
     try:
+        if current is None:
+            policy.order.canonical(event.position)  # validates it
+            return Outcome.ACCEPTED
         comparison = policy.order.compare(event.position, current.position)
     except ValueError as error:
-        raise UndecidableEvent("invalid_sequencer", f"event {event.id}: {error}") from error
+        reason = RejectReason.INVALID_SEQUENCER
+        raise UndecidableEvent(reason, f"event {event.id}: {error}") from error
     if comparison > 0:
         return Outcome.ACCEPTED
     return Outcome.DUPLICATE if comparison == 0 else Outcome.STALE
-
-
-def _check_position(event: ObjectEvent, order: PositionOrder) -> None:
-    assert event.position is not None
-    try:
-        order.canonical(event.position)
-    except ValueError as error:
-        raise UndecidableEvent("invalid_sequencer", f"event {event.id}: {error}") from error

@@ -35,6 +35,7 @@ from confluent_kafka import (
     TopicPartition,
 )
 
+from connectors.errors import RejectReason
 from schemas.codec import OBJECT_EVENT, OUTBOX_RECORD, REJECTED_RECORD, WATERMARK, CodecError
 from schemas.records import ObjectEvent, OutboxRecord, RejectedRecord, Watermark
 from streams.accounting import OutcomeCounters
@@ -253,7 +254,7 @@ class Worker:
         try:
             event = OBJECT_EVENT.decode(raw)
         except CodecError as codec_error:
-            self._dead_letter(message, "undecodable_event", str(codec_error))
+            self._dead_letter(message, RejectReason.UNDECODABLE_EVENT, str(codec_error))
             return
         key = message.key()
         identity = key.decode("utf-8") if key else f"{event.source}://{event.bucket}/{event.key}"
@@ -301,12 +302,12 @@ class Worker:
             on_delivery=self._on_changelog_delivery,
         )
 
-    def _dead_letter(self, message: Message, reason: str, text: str) -> None:
+    def _dead_letter(self, message: Message, reason: RejectReason, text: str) -> None:
         partition, offset = coordinates(message)
         record = RejectedRecord(
             raw=message.value() or b"",
             origin=f"kafka:{message.topic()}:{partition}:{offset}",
-            reason=reason,
+            reason=reason.value,
             message=text,
             record_index=None,
         )
@@ -327,7 +328,7 @@ class Worker:
                 None,
                 Outcome.REJECTED,
                 None,
-                reason,
+                reason.value,
             )
         )
 
@@ -485,3 +486,4 @@ class Worker:
                 store.close()
             self._stores.clear()
             self._producer.flush(5 if graceful else 0)
+            self._producer.close()

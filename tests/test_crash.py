@@ -143,18 +143,24 @@ def test_kill_9_mid_stream_then_restart_keeps_exactly_once(
     first.wait(30)
     killed_at = committed_total(kafka_bootstrap, config)
 
-    # 2. A crash inside the worker right after a Kafka commit, before RocksDB is written.
-    second = start_worker(kafka_bootstrap, config, state_root, SEQGATE_FAULT="kill:after_commit:5")
+    # 2. A crash inside a commit: records produced and offsets sent, commit not called.
+    second = start_worker(kafka_bootstrap, config, state_root, SEQGATE_FAULT="kill:before_commit:3")
     assert second.wait(120) == -signal.SIGKILL, "the fault injector did not kill the worker"
     second_at = committed_total(kafka_bootstrap, config)
 
-    # 3. A worker that finishes the stream and stops gracefully.
+    # 3. A crash right after a Kafka commit, before RocksDB is written.
+    third = start_worker(kafka_bootstrap, config, state_root, SEQGATE_FAULT="kill:after_commit:3")
+    assert third.wait(120) == -signal.SIGKILL, "the fault injector did not kill the worker"
+    third_at = committed_total(kafka_bootstrap, config)
+
+    # 4. A worker that finishes the stream and stops gracefully.
     feeder.join(120)
-    third = start_worker(kafka_bootstrap, config, state_root)
+    last = start_worker(kafka_bootstrap, config, state_root)
     wait_for(caught_up(kafka_bootstrap, config), 180, "the last worker to catch up")
-    third.send_signal(signal.SIGTERM)
-    _, stderr = third.communicate(timeout=60)
-    assert third.returncode == 0, stderr.decode()
+    last.send_signal(signal.SIGTERM)
+    _, stderr = last.communicate(timeout=60)
+    assert last.returncode == 0, stderr.decode()
+    assert killed_at < second_at < third_at < EVENTS, "a crash did not happen mid-stream"
 
     inputs = read_all(kafka_bootstrap, config.input_topic)
     assert len(inputs) == EVENTS
@@ -181,6 +187,8 @@ def test_kill_9_mid_stream_then_restart_keeps_exactly_once(
     assert not missing, f"{len(missing)} accepted events missing from the outbox"
     assert not unexpected, f"{len(unexpected)} outbox records the rules do not accept"
     assert sorted(found, key=order) == sorted(expected, key=order)
+    # The kill inside a commit left aborted records that read_committed must hide.
+    assert len(uncommitted_view) > len(found)
 
     # Restored state = the highest accepted position per object, partition by partition.
     directory = StateDirectory(
@@ -196,7 +204,8 @@ def test_kill_9_mid_stream_then_restart_keeps_exactly_once(
     with capsys.disabled():
         print(
             f"\n[crash] inputs={len(inputs)} objects={OBJECTS} partitions={PARTITIONS}"
-            f" accepted={len(found)} committed-at-kill-1={killed_at} committed-at-kill-2={second_at}"
+            f" accepted={len(found)} committed-at-kill-1={killed_at}"
+            f" committed-at-kill-2={second_at} committed-at-kill-3={third_at}"
             f" outbox-incl-aborted={len(uncommitted_view)} (aborted duplicates hidden from"
             f" read_committed: {len(uncommitted_view) - len(found)})"
         )

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Install everything, lint and type-check, then run the whole test suite.
+# The Kafka tests use $KAFKA_BOOTSTRAP_SERVERS when set; otherwise the fixtures
+# start a real Apache Kafka broker (resolved from Maven Central on first use).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/bootstrap.sh
+echo "== ruff"
+.venv/bin/ruff check connectors schemas streams tests
+echo "== mypy --strict"
+.venv/bin/mypy --strict connectors schemas streams
+echo "== pytest"
+set +e
+.venv/bin/python -m pytest "$@"
+status=$?
+set -e
+if [ "$status" -eq 5 ]; then
+  echo "pytest collected no tests: failing the run" >&2
+  exit 1
+fi
+exit "$status"
