@@ -22,14 +22,18 @@ class RawMessage:
 
 
 def read_messages(path: str) -> Iterator[RawMessage]:
-    """Yield the messages of one file; `-` reads standard input."""
+    """Yield the messages of one file; `-` reads standard input; a directory
+    stands for the regular files directly in it, in name order, hidden ones skipped."""
     if path == "-":
-        data = sys.stdin.buffer.read()
-        name = "stdin"
-    else:
-        data = Path(path).read_bytes()
-        name = path
-    yield from split_messages(data, name)
+        yield from split_messages(sys.stdin.buffer.read(), "stdin")
+        return
+    location = Path(path)
+    if location.is_dir():
+        for child in sorted(location.iterdir()):
+            if child.is_file() and not child.name.startswith("."):
+                yield from split_messages(child.read_bytes(), str(child))
+        return
+    yield from split_messages(location.read_bytes(), path)
 
 
 def split_messages(data: bytes, name: str) -> Iterator[RawMessage]:

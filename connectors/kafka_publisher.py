@@ -18,6 +18,7 @@ from connectors.identity import object_identity
 from connectors.s3_native import ParseResult
 from schemas.codec import OBJECT_EVENT, REJECTED_RECORD
 from schemas.records import RejectedRecord
+from streams.kafka_clients import client_config
 
 
 class PublishError(Exception):
@@ -43,35 +44,48 @@ class Topics:
     rejected: str = "object-events.rejected"
 
 
+DEFAULT_DELIVERY_TIMEOUT_MS = 30_000
+
+
 class EventPublisher:
+    """Publishes what the normalizer made of each message.
+
+    `delivery_timeout_ms` bounds how long Kafka may take to acknowledge a
+    record (librdkafka's message.timeout.ms): past it the record counts as
+    refused, `flush` raises, and the source must not be acknowledged.
+    """
+
     def __init__(
-        self, bootstrap_servers: str, topics: Topics, extra_config: dict[str, str] | None = None
+        self,
+        bootstrap_servers: str,
+        topics: Topics,
+        extra_config: dict[str, str] | None = None,
+        *,
+        delivery_timeout_ms: int = DEFAULT_DELIVERY_TIMEOUT_MS,
     ) -> None:
         self.topics = topics
         self.counters = BridgeCounters()
+        self.delivery_timeout_ms = delivery_timeout_ms
         self._errors: list[str] = []
         self._producer = Producer(
-            {
-                "bootstrap.servers": bootstrap_servers,
-                "enable.idempotence": True,
-                "acks": "all",
-                "linger.ms": 5,
-                "partitioner": "murmur2_random",
-                **(extra_config or {}),
-            }
+            client_config(
+                bootstrap_servers,
+                **{
+                    "enable.idempotence": True,
+                    "acks": "all",
+                    "linger.ms": 5,
+                    "partitioner": "murmur2_random",
+                    "message.timeout.ms": delivery_timeout_ms,
+                    **(extra_config or {}),
+                },
+            )
         )
 
     def submit(self, result: ParseResult, raw: bytes, origin: str) -> None:
         """Queue the records of one message; `flush` confirms them."""
         for event in result.events:
             identity = object_identity(event.source, event.bucket, event.key)
-            self._producer.produce(
-                self.topics.events,
-                key=identity.encode("utf-8"),
-                value=OBJECT_EVENT.encode(event),
-                on_delivery=self._on_delivery,
-            )
-            self._producer.poll(0)
+            self._produce(self.topics.events, identity.encode("utf-8"), OBJECT_EVENT.encode(event))
         for rejection in result.rejections:
             record = RejectedRecord(
                 raw=raw,
@@ -80,18 +94,32 @@ class EventPublisher:
                 message=rejection.message,
                 record_index=rejection.record_index,
             )
-            self._producer.produce(
-                self.topics.rejected,
-                key=origin.encode("utf-8"),
-                value=REJECTED_RECORD.encode(record),
-                on_delivery=self._on_delivery,
+            self._produce(
+                self.topics.rejected, origin.encode("utf-8"), REJECTED_RECORD.encode(record)
             )
         self.counters.add("published", len(result.events))
         self.counters.add("rejected", len(result.rejections))
         self.counters.add("ignored", len(result.ignored))
 
-    def flush(self, timeout: float = 60.0) -> None:
-        """Wait for every queued record; raise PublishError unless all were acknowledged."""
+    def _produce(self, topic: str, key: bytes, value: bytes) -> None:
+        while True:
+            try:
+                self._producer.produce(topic, key=key, value=value, on_delivery=self._on_delivery)
+                break
+            except BufferError:
+                # The local queue is full: wait for deliveries (or their
+                # timeouts) to make room rather than fail the whole input.
+                self._producer.poll(0.1)
+        self._producer.poll(0)
+
+    def flush(self, timeout: float | None = None) -> None:
+        """Wait for every queued record; raise PublishError unless all were acknowledged.
+
+        By default waits a little longer than the delivery timeout, so that
+        every record has either been acknowledged or reported as failed.
+        """
+        if timeout is None:
+            timeout = self.delivery_timeout_ms / 1000 + 5
         remaining = self._producer.flush(timeout)
         if remaining:
             raise PublishError(
@@ -101,13 +129,23 @@ class EventPublisher:
         if self._errors:
             errors, self._errors = self._errors, []
             raise PublishError(
-                f"Kafka refused {len(errors)} record(s): " + "; ".join(sorted(set(errors))[:3])
+                f"Kafka refused {len(errors)} record(s): "
+                + "; ".join(sorted(set(errors))[:3])
+                + " — is the broker reachable? (--bootstrap-servers)"
             )
 
     def close(self) -> None:
-        """Flush what is queued, then release the producer's connections and threads."""
+        """Flush what is queued, then release the producer's connections and threads.
+
+        On failure the records still queued are purged, so closing never
+        waits for them: they were not acknowledged and PublishError says so.
+        """
         try:
             self.flush()
+        except PublishError:
+            self._producer.purge()
+            self._producer.flush(0)
+            raise
         finally:
             self._producer.close()
 

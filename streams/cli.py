@@ -23,10 +23,16 @@ from connectors.file_source import read_messages
 from connectors.kafka_publisher import EventPublisher, PublishError, Topics
 from connectors.normalize import normalize
 from streams.errors import CliError
+from streams.kafka_clients import client_config
 from streams.logs import configure_logging
 from streams.policy import DEFAULT_ADMITTED_KINDS, Policy
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def setting(flag: str, envvar: str, **kwargs: Any) -> Callable[[F], F]:
+    """An option that can also come from a SEQGATE_* variable, both shown in --help."""
+    return click.option(flag, envvar=envvar, show_envvar=True, show_default=True, **kwargs)
 
 
 # ---- shared options ------------------------------------------------------------------------------
@@ -44,60 +50,48 @@ def bootstrap_option(func: F) -> F:
 
 
 def topic_options(func: F) -> F:
-    func = click.option(
+    func = setting(
         "--rejected-topic",
-        envvar="SEQGATE_REJECTED_TOPIC",
-        show_envvar=True,
+        "SEQGATE_REJECTED_TOPIC",
         default="object-events.rejected",
-        show_default=True,
         help="Dead-letter topic.",
     )(func)
-    func = click.option(
+    func = setting(
         "--outbox-topic",
-        envvar="SEQGATE_OUTBOX_TOPIC",
-        show_envvar=True,
+        "SEQGATE_OUTBOX_TOPIC",
         default="object-events.outbox",
-        show_default=True,
         help="Topic of accepted events.",
     )(func)
-    return click.option(
+    return setting(
         "--input-topic",
-        envvar="SEQGATE_INPUT_TOPIC",
-        show_envvar=True,
+        "SEQGATE_INPUT_TOPIC",
         default="object-events",
-        show_default=True,
         help="Topic of normalized events (keyed by object identity).",
     )(func)
 
 
 def application_option(func: F) -> F:
-    return click.option(
+    return setting(
         "--application-id",
-        envvar="SEQGATE_APPLICATION_ID",
-        show_envvar=True,
+        "SEQGATE_APPLICATION_ID",
         default="seqgate",
-        show_default=True,
         help="Consumer group of the workers and prefix of the changelog topic.",
     )(func)
 
 
 def policy_options(func: F) -> F:
-    func = click.option(
+    func = setting(
         "--admit-kinds",
-        envvar="SEQGATE_ADMIT_KINDS",
-        show_envvar=True,
+        "SEQGATE_ADMIT_KINDS",
         default=",".join(sorted(DEFAULT_ADMITTED_KINDS)),
-        show_default=True,
         help="Comma-separated event kinds that may advance a watermark"
         " (created, removed, version_removed); other kinds are counted as filtered.",
     )(func)
-    return click.option(
+    return setting(
         "--ordering",
-        envvar="SEQGATE_ORDERING",
-        show_envvar=True,
+        "SEQGATE_ORDERING",
         type=click.Choice(["aws", "numeric"]),
         default="aws",
-        show_default=True,
         help="How S3 sequencers compare: aws (right-pad with 0, AWS's documented rule)"
         " or numeric (hex value, the guide's rule).",
     )(func)
@@ -120,12 +114,20 @@ def _load_config_file(path: str) -> dict[str, Any]:
     except OSError as error:
         raise CliError(f"--config {path}: cannot read it ({error.strerror})") from error
     except yaml.YAMLError as error:
-        raise CliError(f"--config {path}: not valid YAML ({error})") from error
+        raise CliError(f"--config {path}: not valid YAML ({_yaml_problem(error)})") from error
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise CliError(f"--config {path}: expected a mapping of option names to values")
     return {str(name).replace("-", "_"): value for name, value in data.items()}
+
+
+def _yaml_problem(error: yaml.YAMLError) -> str:
+    """One line: what is wrong and where."""
+    if isinstance(error, yaml.MarkedYAMLError) and error.problem_mark is not None:
+        mark = error.problem_mark
+        return f"{error.problem} at line {mark.line + 1}, column {mark.column + 1}"
+    return " ".join(str(error).split())
 
 
 def _defaults_for(command: click.Command, values: dict[str, Any]) -> dict[str, Any]:
@@ -146,13 +148,11 @@ def _defaults_for(command: click.Command, values: dict[str, Any]) -> dict[str, A
     help="YAML file of option values (e.g. `ordering: numeric`); flags and SEQGATE_*"
     " variables take precedence.",
 )
-@click.option(
+@setting(
     "--log-level",
-    envvar="SEQGATE_LOG_LEVEL",
-    show_envvar=True,
+    "SEQGATE_LOG_LEVEL",
     type=click.Choice(["debug", "info", "warning", "error"]),
     default="warning",
-    show_default=True,
     help="Structured JSON logs on stderr.",
 )
 @click.version_option(package_name="seqgate")
@@ -175,28 +175,29 @@ def cli(ctx: click.Context, config_file: str | None, log_level: str) -> None:
 
 @cli.group()
 def topics() -> None:
-    """Manage the pipeline's topics."""
+    """Manage the pipeline's topics.
+
+    \b
+    Example:
+      seqgate topics create --bootstrap-servers 127.0.0.1:9092
+    """
 
 
 @topics.command("create")
 @bootstrap_option
 @topic_options
 @application_option
-@click.option(
+@setting(
     "--partitions",
-    envvar="SEQGATE_PARTITIONS",
-    show_envvar=True,
+    "SEQGATE_PARTITIONS",
     default=6,
-    show_default=True,
     type=click.IntRange(1, 10_000),
     help="Partitions of every topic (the changelog must match the input).",
 )
-@click.option(
+@setting(
     "--replication-factor",
-    envvar="SEQGATE_REPLICATION_FACTOR",
-    show_envvar=True,
+    "SEQGATE_REPLICATION_FACTOR",
     default=1,
-    show_default=True,
     type=click.IntRange(1, 32),
 )
 def topics_create(
@@ -225,7 +226,7 @@ def topics_create(
         application_id=application_id,
         partitions=partitions,
     )
-    admin = AdminClient({"bootstrap.servers": bootstrap_servers})
+    admin = AdminClient(client_config(bootstrap_servers))
     try:
         result = create_topics(admin, specs, replication_factor)
     except ValueError as error:
@@ -283,32 +284,47 @@ def _read(path: str) -> Any:
 
 @cli.group()
 def bridge() -> None:
-    """Receive notifications from a source and publish them to Kafka."""
+    """Receive notifications from a source and publish them to Kafka.
+
+    \b
+    Example:
+      seqgate bridge file notifications/ --bootstrap-servers 127.0.0.1:9092
+    """
 
 
 @bridge.command("file")
 @click.argument("paths", nargs=-1, required=True)
 @bootstrap_option
-@click.option(
+@setting(
     "--events-topic",
-    envvar="SEQGATE_INPUT_TOPIC",
-    show_envvar=True,
+    "SEQGATE_INPUT_TOPIC",
     default="object-events",
-    show_default=True,
     help="Topic of normalized events.",
 )
-@click.option(
+@setting(
     "--rejected-topic",
-    envvar="SEQGATE_REJECTED_TOPIC",
-    show_envvar=True,
+    "SEQGATE_REJECTED_TOPIC",
     default="object-events.rejected",
-    show_default=True,
     help="Dead-letter topic.",
 )
+@setting(
+    "--delivery-timeout-ms",
+    "SEQGATE_DELIVERY_TIMEOUT_MS",
+    default=30_000,
+    type=click.IntRange(1000, 3_600_000),
+    help="How long Kafka may take to acknowledge a record before the command fails.",
+)
 def bridge_file(
-    paths: tuple[str, ...], bootstrap_servers: str, events_topic: str, rejected_topic: str
+    paths: tuple[str, ...],
+    bootstrap_servers: str,
+    events_topic: str,
+    rejected_topic: str,
+    delivery_timeout_ms: int,
 ) -> None:
     """Publish the notifications found in files (JSON or JSON Lines; - is stdin).
+
+    A directory stands for the files directly in it, in name order (hidden
+    files skipped).
 
     Exits 0 only after Kafka has acknowledged every event and dead letter;
     prints a JSON summary of what became of the input.
@@ -317,7 +333,11 @@ def bridge_file(
     Example:
       seqgate bridge file notifications.jsonl --bootstrap-servers 127.0.0.1:9092
     """
-    publisher = EventPublisher(bootstrap_servers, Topics(events_topic, rejected_topic))
+    publisher = EventPublisher(
+        bootstrap_servers,
+        Topics(events_topic, rejected_topic),
+        delivery_timeout_ms=delivery_timeout_ms,
+    )
     messages = 0
     for path in paths:
         for message in _read(path):
@@ -335,39 +355,31 @@ def bridge_file(
 
 def worker_options(func: F) -> F:
     options = [
-        click.option(
+        setting(
             "--batch-size",
-            envvar="SEQGATE_BATCH_SIZE",
-            show_envvar=True,
+            "SEQGATE_BATCH_SIZE",
             default=500,
-            show_default=True,
             type=click.IntRange(1, 100_000),
             help="Records fetched per consume call.",
         ),
-        click.option(
+        setting(
             "--commit-interval-ms",
-            envvar="SEQGATE_COMMIT_INTERVAL_MS",
-            show_envvar=True,
+            "SEQGATE_COMMIT_INTERVAL_MS",
             default=100,
-            show_default=True,
             type=click.IntRange(1, 600_000),
             help="Commit the transaction at least this often (latency bound).",
         ),
-        click.option(
+        setting(
             "--commit-every",
-            envvar="SEQGATE_COMMIT_EVERY",
-            show_envvar=True,
+            "SEQGATE_COMMIT_EVERY",
             default=2000,
-            show_default=True,
             type=click.IntRange(1, 10_000_000),
             help="Commit the transaction after this many input records.",
         ),
-        click.option(
+        setting(
             "--state-dir",
-            envvar="SEQGATE_STATE_DIR",
-            show_envvar=True,
+            "SEQGATE_STATE_DIR",
             default=".seqgate/state",
-            show_default=True,
             type=click.Path(file_okay=False),
             help="Where the RocksDB watermark stores live (one per input partition).",
         ),
@@ -377,10 +389,9 @@ def worker_options(func: F) -> F:
             help="Print the resolved configuration as JSON and exit (shows what flags,"
             " SEQGATE_* variables and --config produced).",
         ),
-        click.option(
+        setting(
             "--instance-id",
-            envvar="SEQGATE_INSTANCE_ID",
-            show_envvar=True,
+            "SEQGATE_INSTANCE_ID",
             default=None,
             help="Stable name of this worker instance (default: the host name);"
             " transactional.id = <application-id>-<instance-id>.",

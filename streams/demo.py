@@ -23,6 +23,7 @@ from confluent_kafka.admin import AdminClient
 from connectors.kafka_publisher import EventPublisher, Topics
 from connectors.normalize import normalize
 from connectors.samples import s3_notification, s3_record, to_bytes
+from streams.kafka_clients import client_config
 from streams.policy import Outcome, Policy
 from streams.processor import Decision, Worker, WorkerConfig
 from streams.topics import create_topics, pipeline_topics
@@ -86,7 +87,7 @@ class _DemoRun:
             application_id=self.config.application_id,
             partitions=3,
         )
-        create_topics(AdminClient({"bootstrap.servers": self.bootstrap}), specs)
+        create_topics(AdminClient(client_config(self.bootstrap)), specs)
 
     @contextlib.contextmanager
     def worker(self) -> Iterator[None]:
@@ -131,14 +132,16 @@ class _DemoRun:
     def count_outbox(self) -> int:
         """Count outbox records as a downstream read_committed consumer sees them."""
         consumer = Consumer(
-            {
-                "bootstrap.servers": self.bootstrap,
-                "group.id": f"{self.config.application_id}-reader",
-                "isolation.level": "read_committed",
-                "enable.partition.eof": True,
-                "auto.offset.reset": "earliest",
-                "enable.auto.commit": False,
-            }
+            client_config(
+                self.bootstrap,
+                **{
+                    "group.id": f"{self.config.application_id}-reader",
+                    "isolation.level": "read_committed",
+                    "enable.partition.eof": True,
+                    "auto.offset.reset": "earliest",
+                    "enable.auto.commit": False,
+                },
+            )
         )
         try:
             metadata = consumer.list_topics(self.config.outbox_topic, timeout=30)

@@ -32,3 +32,5 @@ def configure_logging(level: str = "warning") -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
+    verbose = level.lower() in ("debug", "info")
+    logging.getLogger("seqgate.librdkafka").setLevel(level.upper() if verbose else "CRITICAL")

@@ -40,6 +40,7 @@ from schemas.codec import OBJECT_EVENT, OUTBOX_RECORD, REJECTED_RECORD, WATERMAR
 from schemas.records import ObjectEvent, OutboxRecord, RejectedRecord, Watermark
 from streams.accounting import OutcomeCounters
 from streams.faults import FaultInjector, FaultPoint
+from streams.kafka_clients import client_config
 from streams.policy import Outcome, Policy, UndecidableEvent, decide
 from streams.restore import restore_partition
 from streams.state_store import PartitionStore, StateDirectory, TransactionOverlay
@@ -143,38 +144,47 @@ class Worker:
     # ---- configuration -------------------------------------------------------------------
 
     def _consumer_config(self) -> dict[str, object]:
-        return {
-            "bootstrap.servers": self.config.bootstrap_servers,
-            "group.id": self.config.application_id,
-            "isolation.level": "read_committed",
-            "enable.auto.commit": False,
-            "auto.offset.reset": "earliest",
-            "partition.assignment.strategy": "cooperative-sticky",
-            "enable.partition.eof": False,
-            **self.config.extra_consumer_config,
-        }
+        return client_config(
+            self.config.bootstrap_servers,
+            **{
+                "group.id": self.config.application_id,
+                # Static membership: a restarted instance takes its partitions
+                # back at once instead of waiting for the session timeout.
+                "group.instance.id": self.config.instance_id,
+                "isolation.level": "read_committed",
+                "enable.auto.commit": False,
+                "auto.offset.reset": "earliest",
+                "partition.assignment.strategy": "cooperative-sticky",
+                "enable.partition.eof": False,
+                **self.config.extra_consumer_config,
+            },
+        )
 
     def _restore_consumer_config(self) -> dict[str, object]:
-        return {
-            "bootstrap.servers": self.config.bootstrap_servers,
-            "group.id": f"{self.config.application_id}-restore",
-            "isolation.level": "read_committed",
-            "enable.auto.commit": False,
-            "enable.partition.eof": True,
-            "auto.offset.reset": "earliest",
-        }
+        return client_config(
+            self.config.bootstrap_servers,
+            **{
+                "group.id": f"{self.config.application_id}-restore",
+                "isolation.level": "read_committed",
+                "enable.auto.commit": False,
+                "enable.partition.eof": True,
+                "auto.offset.reset": "earliest",
+            },
+        )
 
     def _producer_config(self) -> dict[str, object]:
-        return {
-            "bootstrap.servers": self.config.bootstrap_servers,
-            "transactional.id": self.config.transactional_id,
-            "enable.idempotence": True,
-            "acks": "all",
-            "linger.ms": 5,
-            # The Java client's partitioner, so Java and Python producers agree.
-            "partitioner": "murmur2_random",
-            **self.config.extra_producer_config,
-        }
+        return client_config(
+            self.config.bootstrap_servers,
+            **{
+                "transactional.id": self.config.transactional_id,
+                "enable.idempotence": True,
+                "acks": "all",
+                "linger.ms": 5,
+                # The Java client's partitioner, so Java and Python producers agree.
+                "partitioner": "murmur2_random",
+                **self.config.extra_producer_config,
+            },
+        )
 
     # ---- main loop -------------------------------------------------------------------------
 

@@ -141,14 +141,12 @@ def read_all(bootstrap: str, topic: str, *, committed_only: bool = True) -> list
             error = message.error()
             if error is not None:
                 assert error.code() == KafkaError._PARTITION_EOF, error.str()
-                at_end.add(message.partition())
+                at_end.add(message.partition() or 0)
                 continue
-            at_end.discard(message.partition())
-            records.append(
-                InputRecord(
-                    message.partition(), message.offset(), message.key(), message.value() or b""
-                )
-            )
+            at_end.discard(message.partition() or 0)
+            partition, offset = message.partition(), message.offset()
+            assert partition is not None and offset is not None
+            records.append(InputRecord(partition, offset, message.key(), message.value() or b""))
         records.sort(key=lambda record: (record.partition, record.offset))
         return records
     finally:
@@ -156,7 +154,15 @@ def read_all(bootstrap: str, topic: str, *, committed_only: bool = True) -> list
 
 
 def committed_offsets(bootstrap: str, group: str, topic: str) -> dict[int, int]:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
+    """The group's last committed offsets, without waiting for pending transactions.
+
+    A read_committed consumer asks for *stable* offsets (KIP-447) and waits
+    while a transaction holding offsets for the group is open — for example
+    one left by a killed worker, until the next incarnation fences it.
+    """
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": group, "isolation.level": "read_uncommitted"}
+    )
     try:
         metadata = consumer.list_topics(topic, timeout=30).topics[topic]
         tps = [TopicPartition(topic, p) for p in metadata.partitions]

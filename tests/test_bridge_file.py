@@ -18,6 +18,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -333,22 +334,20 @@ def test_bridge_publishes_a_pretty_printed_document_and_stdin(
 
 # ---- failures ------------------------------------------------------------------------------------
 
-# With an unreachable broker the real command takes a long time to fail: `bridge file` flushes
-# with a 60 s timeout, then `EventPublisher.close` waits in `Producer.close()` until librdkafka
-# gives the queued records up (message.timeout.ms, 300 s by default): 301 s measured, with no
-# flag to shorten either. These runners start the real CLI in a process whose publisher has
-# shorter librdkafka settings and/or flush timeout, to reach both failure paths fast: delivery
-# reports that fail (message.timeout.ms), and records still queued when the flush times out.
+# With an unreachable broker, `bridge file` fails once --delivery-timeout-ms has passed (the
+# real flag is tested below). The runners start the real CLI in a process whose publisher has
+# other librdkafka settings and/or a shorter flush timeout, to reach the failure paths that the
+# flags cannot: records still queued when the flush times out, and a tiny local queue.
 _RUNNER_PREFIX = """\
 import connectors.kafka_publisher as publisher
 import streams.cli as cli
 
 
 class Patched(publisher.EventPublisher):
-    def __init__(self, bootstrap_servers, topics, extra_config=None):
-        super().__init__(bootstrap_servers, topics, {EXTRA!r})
+    def __init__(self, bootstrap_servers, topics, extra_config=None, **options):
+        super().__init__(bootstrap_servers, topics, {EXTRA!r}, **options)
 
-    def flush(self, timeout=60.0):
+    def flush(self, timeout=None):
         super().flush({FLUSH!r})
 
 
@@ -357,7 +356,7 @@ cli.main()
 """
 
 
-def runner(extra: dict[str, str], flush_timeout: float = 60.0) -> str:
+def runner(extra: dict[str, str], flush_timeout: float | None = None) -> str:
     return _RUNNER_PREFIX.replace("{EXTRA!r}", repr(extra)).replace(
         "{FLUSH!r}", repr(flush_timeout)
     )
@@ -397,13 +396,6 @@ def test_unreachable_broker_exits_2_with_an_error_line(tmp_path: Path, case: str
     assert expected in ours[0], ours[0]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=subprocess.TimeoutExpired,
-    reason="connectors/kafka_publisher.py EventPublisher.close calls Producer.close() in"
-    " `finally` after a failed flush: it blocks until message.timeout.ms expires (300 s by"
-    " default), so the real command fails after 301 s, not the 60 s its error message states",
-)
 def test_a_failed_flush_fails_promptly(tmp_path: Path) -> None:
     # Flush for 1 s; librdkafka would keep the records for 60 s more.
     slow_to_give_up = runner({"message.timeout.ms": "60000"}, flush_timeout=1.0)
@@ -411,25 +403,12 @@ def test_a_failed_flush_fails_promptly(tmp_path: Path) -> None:
     assert done.returncode == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="connectors/kafka_publisher.py creates the Producer without a `logger`, so librdkafka"
-    " writes its own `%3|...|FAIL|...` lines (about 10 a second) to stderr beside the one"
-    " `error:` line, bypassing streams/logs.py's JSON logging",
-)
 def test_unreachable_broker_stderr_is_only_the_error_line(tmp_path: Path) -> None:
     done = bridge_to_unreachable(tmp_path, FAILURE_RUNNERS["delivery-timeout"][0])
     lines = done.stderr.decode("utf-8", "replace").splitlines()
     assert len(lines) == 1, lines[:3]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="connectors/kafka_publisher.py EventPublisher.submit calls Producer.produce without"
-    " handling BufferError (queue full): a replay larger than the local queue (100000 records"
-    " by default) while the broker is slow or away ends in a traceback, exit 1",
-)
 def test_bridge_survives_a_full_producer_queue(pipeline: Pipeline, tmp_path: Path) -> None:
     # The same situation as a 100001-record replay to a slow broker, made small: a queue of 10.
     source = tmp_path / "many.jsonl"
@@ -440,3 +419,33 @@ def test_bridge_survives_a_full_producer_queue(pipeline: Pipeline, tmp_path: Pat
     )
     done = bridge(pipeline, str(source), runner=runner({"queue.buffering.max.messages": "10"}))
     assert summary_of(done) == {"messages": 50, "published": 50, "ignored": 0, "rejected": 0}
+
+
+def test_the_delivery_timeout_flag_bounds_the_wait_for_an_unreachable_broker(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "one.jsonl"
+    source.write_bytes(to_bytes(s3_notification(s3_record(key="x"))))
+    started = time.monotonic()
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "streams.cli",
+            "bridge",
+            "file",
+            str(source),
+            "--bootstrap-servers",
+            "127.0.0.1:1",
+            "--delivery-timeout-ms",
+            "1500",
+        ],
+        capture_output=True,
+        env=clean_env(),
+        timeout=60,
+    )
+    elapsed = time.monotonic() - started
+    stderr = done.stderr.decode("utf-8", "replace").splitlines()
+    assert done.returncode == 2
+    assert len(stderr) == 1 and stderr[0].startswith("error: Kafka refused 1 record(s)"), stderr
+    assert elapsed < 30, f"took {elapsed:.1f}s to fail"

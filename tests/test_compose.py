@@ -227,12 +227,6 @@ def host_path(service: dict[str, Any], container_path: str) -> str:
 
 
 @pytest.mark.kafka
-@pytest.mark.xfail(
-    strict=True,
-    reason="docker-compose.yml's bridge runs `bridge file /notifications`, a directory, but"
-    " `bridge file` reads each PATH with Path.read_bytes (connectors/file_source.py"
-    " read_messages): it exits 2 with `error: /notifications: cannot read it (Is a directory)`",
-)
 def test_the_bridge_service_command_publishes_the_mounted_files(
     kafka_bootstrap: str, unique_name: str
 ) -> None:

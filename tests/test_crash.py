@@ -19,6 +19,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from confluent_kafka import KafkaError, KafkaException
 
 from connectors.kafka_publisher import EventPublisher, Topics
 from connectors.normalize import normalize
@@ -113,11 +114,21 @@ def start_worker(
 
 
 def committed_total(bootstrap: str, config: WorkerConfig) -> int:
-    try:
-        offsets = committed_offsets(bootstrap, config.application_id, config.input_topic)
-    except Exception:
-        return 0
-    return sum(max(offset, 0) for offset in offsets.values())
+    """Inputs committed by the worker group (retried while the coordinator moves)."""
+    totals: list[int] = []
+
+    def read() -> bool:
+        try:
+            offsets = committed_offsets(bootstrap, config.application_id, config.input_topic)
+        except KafkaException as error:
+            if error.args[0].retriable() or error.args[0].code() == KafkaError.NOT_COORDINATOR:
+                return False
+            raise
+        totals.append(sum(max(offset, 0) for offset in offsets.values()))
+        return True
+
+    wait_for(read, 60, "the group's committed offsets")
+    return totals[-1]
 
 
 def test_kill_9_mid_stream_then_restart_keeps_exactly_once(
