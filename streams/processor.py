@@ -17,6 +17,7 @@ against the same committed state.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -100,7 +101,7 @@ class _PendingState:
     encoded: dict[int, dict[str, bytes]] = field(default_factory=dict)
     next_offsets: dict[int, int] = field(default_factory=dict)
     changelog_last_offset: dict[int, int] = field(default_factory=dict)
-    delivery_errors: list[str] = field(default_factory=list)
+    delivery_errors: list[KafkaError] = field(default_factory=list)
     decisions: list[Decision] = field(default_factory=list)
     counters: OutcomeCounters = field(default_factory=OutcomeCounters)
     records: int = 0
@@ -216,8 +217,12 @@ class Worker:
                 messages = self._consumer.consume(
                     self.config.batch_size, timeout=self._poll_timeout()
                 )
-                for message in messages:
-                    self._process(message)
+                try:
+                    for message in messages:
+                        self._process(message)
+                except KafkaException as error:
+                    self._recover(error)
+                    continue
                 if self._in_transaction and self._commit_due():
                     self._commit_or_recover()
             if self._in_transaction:
@@ -350,13 +355,17 @@ class Worker:
 
     # ---- delivery reports ---------------------------------------------------------------------
 
+    # Delivery callbacks may run inside produce() while it is raising a fatal
+    # error; any call into the client then fails, so a failed delivery is only
+    # recorded here and described later.
+
     def _on_delivery(self, error: KafkaError | None, message: Message) -> None:
         if error is not None:
-            self._pending.delivery_errors.append(f"{message.topic()}: {error.str()}")
+            self._pending.delivery_errors.append(error)
 
     def _on_changelog_delivery(self, error: KafkaError | None, message: Message) -> None:
         if error is not None:
-            self._pending.delivery_errors.append(f"{message.topic()}: {error.str()}")
+            self._pending.delivery_errors.append(error)
             return
         last = self._pending.changelog_last_offset
         partition, offset = coordinates(message)
@@ -368,23 +377,29 @@ class Worker:
         try:
             self._commit()
         except KafkaException as error:
-            kafka_error = error.args[0]
-            if kafka_error.fatal() or not kafka_error.txn_requires_abort():
-                raise WorkerFatalError(self._describe_fatal(kafka_error)) from error
-            log.warning("transaction aborted", extra={"error": kafka_error.str()})
-            self._abort_and_rewind()
+            self._recover(error)
+
+    def _recover(self, error: KafkaException) -> None:
+        kafka_error = error.args[0]
+        if kafka_error.fatal():
+            raise WorkerFatalError(self._describe_fatal(kafka_error)) from error
+        # Abortable or retriable: aborting and re-reading from the committed
+        # offsets is always safe, since nothing of this transaction is visible.
+        log.warning("transaction aborted", extra={"error": kafka_error.str()})
+        self._abort_and_rewind()
 
     def _commit(self) -> None:
         timeout = self.config.kafka_timeout_s
         pending = self._pending
         # flush() serves the delivery reports: afterwards we know every
         # changelog offset this transaction wrote.
-        self._producer.flush(timeout)
+        self._flush(timeout)
         if pending.delivery_errors:
             raise KafkaException(
                 KafkaError(
                     KafkaError._STATE,
-                    "delivery failed: " + "; ".join(pending.delivery_errors[:3]),
+                    "delivery failed: "
+                    + "; ".join(error.str() for error in pending.delivery_errors[:3]),
                     txn_requires_abort=True,
                 )
             )
@@ -411,6 +426,17 @@ class Worker:
         self._pending = _PendingState()
         if self._on_commit is not None:
             self._on_commit(decisions)
+
+    def _flush(self, timeout: float) -> None:
+        try:
+            self._producer.flush(timeout)
+        except SystemError as error:
+            # confluent-kafka raises a fatal KafkaException from flush() and then
+            # still runs delivery callbacks, which turns it into a SystemError
+            # whose cause is the real error.
+            if isinstance(error.__cause__, KafkaException):
+                raise error.__cause__ from None
+            raise
 
     def _commit_transaction(self, timeout: float) -> None:
         while True:
@@ -485,8 +511,9 @@ class Worker:
         if self._in_transaction:
             try:
                 self._producer.abort_transaction(5)
-            except KafkaException:
-                log.warning("abort on close failed", exc_info=True)
+            except KafkaException as error:
+                # Fenced or fatal: the broker aborts it (fencing or timeout).
+                log.info("abort on close failed", extra={"error": error.args[0].str()})
             self._in_transaction = False
         try:
             self._consumer.close()
@@ -495,5 +522,7 @@ class Worker:
             for store in self._stores.values():
                 store.close()
             self._stores.clear()
-            self._producer.flush(5 if graceful else 0)
+            # A flush error here was already reported by what stopped the worker.
+            with contextlib.suppress(KafkaException):
+                self._flush(5 if graceful else 0)
             self._producer.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from confluent_kafka import Producer
 
 from connectors.normalize import normalize
 from connectors.samples import s3_notification, s3_record, to_bytes
@@ -12,6 +13,7 @@ from schemas.codec import OUTBOX_RECORD
 from schemas.records import ObjectEvent
 from streams.faults import FaultPoint, InjectedFault, RaiseAt
 from streams.policy import Outcome
+from streams.processor import WorkerFatalError
 from streams.state_store import StateDirectory
 from tests.kafka_helpers import (
     caught_up,
@@ -162,3 +164,25 @@ def test_failure_after_commit_is_caught_up_by_restore(
         wait_for(caught_up(kafka_bootstrap, config), 60, "the restarted worker")
     assert outcomes(running.decisions) == ["duplicate", "accepted"]
     assert len(read_all(kafka_bootstrap, config.outbox_topic)) == 2
+
+
+def test_a_fenced_worker_stops_with_a_clear_error_and_commits_nothing_more(
+    kafka_bootstrap: str, unique_name: str, tmp_path: Path
+) -> None:
+    config = make_config(kafka_bootstrap, unique_name, tmp_path)
+    produce_events(kafka_bootstrap, config.input_topic, [s3_event("1")])
+    with worker_thread(config) as running:
+        wait_for(caught_up(kafka_bootstrap, config), 60, "the worker to catch up")
+        # Another process claims the same transactional.id: the worker is now a zombie.
+        usurper = Producer(
+            {"bootstrap.servers": kafka_bootstrap, "transactional.id": config.transactional_id}
+        )
+        usurper.init_transactions(30)
+        produce_events(kafka_bootstrap, config.input_topic, [s3_event("2")])
+        wait_for(lambda: bool(running.errors), 60, "the worker to notice it was fenced")
+    error = running.errors[0]
+    assert isinstance(error, WorkerFatalError)
+    assert "fenced" in str(error) and config.transactional_id in str(error)
+    assert "--instance-id" in str(error)
+    outbox = [OUTBOX_RECORD.decode(r.value) for r in read_all(kafka_bootstrap, config.outbox_topic)]
+    assert [r.event.position for r in outbox] == ["1"]
