@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from confluent_kafka import KafkaError, Message, Producer
 
 from connectors.identity import object_identity
-from connectors.s3_native import ParseResult
+from connectors.results import ParseResult
 from schemas.codec import OBJECT_EVENT, REJECTED_RECORD
 from schemas.records import RejectedRecord
 from streams.kafka_clients import client_config

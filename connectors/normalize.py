@@ -27,8 +27,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
-from connectors.errors import Rejection, RejectReason
-from connectors.s3_native import ParseResult, parse_s3_records
+from connectors.errors import RejectReason
+from connectors.results import ParseResult
+from connectors.s3_native import parse_s3_records
 
 __all__ = ["ParseResult", "normalize"]
 
@@ -114,7 +115,7 @@ def _describe(document: object) -> str:
 
 
 def _rejected(reason: RejectReason, message: str) -> ParseResult:
-    return ParseResult(events=[], rejections=[Rejection(reason, message, None)], ignored=[])
+    return ParseResult.rejected(reason, message)
 
 
 def normalize(raw: bytes, origin: str) -> ParseResult:

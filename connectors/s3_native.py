@@ -72,11 +72,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass
 from typing import Final
 
 from connectors.errors import RecordRejected, Rejection, RejectReason
 from connectors.identity import S3_SCHEME, object_identity
+from connectors.results import Ignored, ParsedItem, ParseResult
 from schemas.records import EventKind, ObjectEvent
 from streams.ordering import AWS_SEQUENCER_ORDER
 
@@ -118,16 +118,6 @@ _HEX_BYTES: Final = frozenset(b"0123456789abcdefABCDEF")
 _ID_SEPARATOR: Final = "\x1f"
 _PREVIEW_LIMIT: Final = 80
 _BIG_NUMBER: Final = 10**30
-
-
-@dataclass(frozen=True, slots=True)
-class ParseResult:
-    """What one notification document produced."""
-
-    events: list[ObjectEvent]
-    rejections: list[Rejection]
-    ignored: list[str]
-    """One human note per ignored message, e.g. ``"s3:TestEvent"``."""
 
 
 class KeyEncodingError(ValueError):
@@ -466,7 +456,9 @@ def parse_s3_records(document: object, origin: str) -> ParseResult:
             f"got {_show(document)}"
         )
     if document.get("Event") == S3_TEST_EVENT:
-        return ParseResult(events=[], rejections=[], ignored=[S3_TEST_EVENT])
+        return ParseResult.of(
+            Ignored("s3_test_event", "S3 sends s3:TestEvent when a notification rule is saved")
+        )
     records = document.get("Records")
     if not isinstance(records, list):
         detail = "has no 'Records'" if records is None else f"has 'Records' of {_show(records)}"
@@ -477,19 +469,14 @@ def parse_s3_records(document: object, origin: str) -> ParseResult:
     if not records:
         return _whole_message_rejection("'Records' is empty: expected at least one S3 event record")
 
-    events: list[ObjectEvent] = []
-    rejections: list[Rejection] = []
+    items: list[ParsedItem] = []
     for index, record in enumerate(records):
         try:
-            events.append(_parse_record(record, index, origin))
+            items.append(_parse_record(record, index, origin))
         except RecordRejected as rejected:
-            rejections.append(Rejection(rejected.reason, rejected.message, index))
-    return ParseResult(events=events, rejections=rejections, ignored=[])
+            items.append(Rejection(rejected.reason, rejected.message, index))
+    return ParseResult(tuple(items))
 
 
 def _whole_message_rejection(message: str) -> ParseResult:
-    return ParseResult(
-        events=[],
-        rejections=[Rejection(RejectReason.NOT_A_NOTIFICATION, message, None)],
-        ignored=[],
-    )
+    return ParseResult.rejected(RejectReason.NOT_A_NOTIFICATION, message)
