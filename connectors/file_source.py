@@ -21,25 +21,27 @@ class RawMessage:
     origin: str
 
 
-def read_messages(path: str) -> Iterator[RawMessage]:
+def read_messages(path: str, *, jsonl: bool = False) -> Iterator[RawMessage]:
     """Yield the messages of one file; `-` reads standard input; a directory
     stands for the regular files directly in it, in name order, hidden ones skipped."""
     if path == "-":
-        yield from split_messages(sys.stdin.buffer.read(), "stdin")
+        yield from split_messages(sys.stdin.buffer.read(), "stdin", jsonl=jsonl)
         return
     location = Path(path)
     if location.is_dir():
         for child in sorted(location.iterdir()):
             if child.is_file() and not child.name.startswith("."):
-                yield from split_messages(child.read_bytes(), str(child))
+                yield from split_messages(child.read_bytes(), str(child), jsonl=jsonl)
         return
-    yield from split_messages(location.read_bytes(), path)
+    yield from split_messages(location.read_bytes(), path, jsonl=jsonl)
 
 
-def split_messages(data: bytes, name: str) -> Iterator[RawMessage]:
+def split_messages(data: bytes, name: str, *, jsonl: bool = False) -> Iterator[RawMessage]:
+    """By content: one JSON document if the whole input is one, else JSON Lines.
+    `jsonl` forces JSON Lines (so a one-line file is read the same either way)."""
     if not data.strip():
         return
-    if _is_single_document(data):
+    if not jsonl and _is_single_document(data):
         first_line = 1 + data[: len(data) - len(data.lstrip())].count(b"\n")
         yield RawMessage(data.strip(), f"file:{name}:{first_line}")
         return

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from connectors.errors import Rejection, RejectReason
 from schemas.records import ObjectEvent
@@ -76,3 +77,17 @@ def concat(parts: Iterable[ParseResult]) -> ParseResult:
                 item = dataclasses.replace(item, record_index=len(items))
             items.append(item)
     return ParseResult(tuple(items))
+
+
+def describe(item: ParsedItem, origin: str) -> dict[str, Any]:
+    """The JSON form of one item, as `seqgate parse` prints it."""
+    if isinstance(item, ObjectEvent):
+        return {"status": "event", **item.to_dict()}
+    status = "rejected" if isinstance(item, Rejection) else "ignored"
+    return {
+        "status": status,
+        "reason": str(item.reason),
+        "message": item.message,
+        "record_index": item.record_index,
+        "origin": origin,
+    }

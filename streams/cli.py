@@ -19,12 +19,16 @@ from typing import Any, TypeVar
 import click
 import yaml
 
-from connectors.file_source import read_messages
+from connectors.errors import Rejection, RejectReason
+from connectors.file_source import RawMessage, read_messages
 from connectors.kafka_publisher import EventPublisher, PublishError, Topics
 from connectors.normalize import normalize
+from connectors.results import describe
+from schemas.records import ObjectEvent
 from streams.errors import CliError
 from streams.kafka_clients import client_config
 from streams.logs import configure_logging
+from streams.ordering import PositionOrder, order_named
 from streams.policy import DEFAULT_ADMITTED_KINDS, Policy
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -240,41 +244,48 @@ def topics_create(
 
 @cli.command()
 @click.argument("files", nargs=-1, required=True)
-@policy_options
-def parse(files: tuple[str, ...], ordering: str, admit_kinds: str) -> None:
+@setting(
+    "--ordering",
+    "SEQGATE_ORDERING",
+    type=click.Choice(["aws", "numeric"]),
+    default="aws",
+    help="Check each position as the worker would under this ordering.",
+)
+@click.option("--jsonl", is_flag=True, help="Read one document per line (default: by content).")
+def parse(files: tuple[str, ...], ordering: str, jsonl: bool) -> None:
     """Normalize notifications offline and print one JSON line per record.
 
-    Rejections and ignored messages are printed too; the exit code is 0
-    whatever the input held. FILE is a JSON document or JSON Lines; - reads stdin.
+    Lines come in input order: {"status": "event", <ObjectEvent fields>},
+    {"status": "ignored", "reason": ...} or {"status": "rejected", "reason":
+    <code>, "message": ..., "record_index": <n>}. Exits 0 whatever the records
+    held, 2 when an input cannot be read. FILE is a JSON document or JSON
+    Lines; - reads stdin.
 
     \b
     Example:
-      seqgate parse tests/fixtures/s3/put.json
+      seqgate parse notifications/guide.jsonl
+      aws sqs receive-message --queue-url "$Q" | seqgate parse -
     """
-    policy = build_policy(ordering, admit_kinds)
+    order = order_named(ordering)
     for path in files:
-        for message in _read(path):
-            result = normalize(message.raw, message.origin)
-            for event in result.events:
-                outcome = "event" if event.kind in policy.admitted_kinds else "filtered"
-                click.echo(json.dumps({"outcome": outcome, **event.to_dict()}, sort_keys=True))
-            for rejection in result.rejections:
-                line = {
-                    "outcome": "rejected",
-                    "origin": message.origin,
-                    "reason": rejection.reason.value,
-                    "message": rejection.message,
-                    "record_index": rejection.record_index,
-                }
-                click.echo(json.dumps(line, sort_keys=True))
-            for note in result.ignored:
-                line = {"outcome": "ignored", "origin": message.origin, "note": note}
-                click.echo(json.dumps(line, sort_keys=True))
+        for message in _read(path, jsonl):
+            for item in normalize(message.raw, message.origin).items:
+                if isinstance(item, ObjectEvent) and item.position is not None:
+                    item = _checked_position(item, order)
+                click.echo(json.dumps(describe(item, message.origin), sort_keys=True))
 
 
-def _read(path: str) -> Any:
+def _checked_position(event: ObjectEvent, order: PositionOrder) -> ObjectEvent | Rejection:
     try:
-        return list(read_messages(path))
+        order.canonical(event.position or "")
+    except ValueError as error:
+        return Rejection(RejectReason.INVALID_SEQUENCER, f"{event.id}: {error}")
+    return event
+
+
+def _read(path: str, jsonl: bool = False) -> list[RawMessage]:
+    try:
+        return list(read_messages(path, jsonl=jsonl))
     except OSError as error:
         raise CliError(f"{path}: cannot read it ({error.strerror})") from error
 
@@ -314,12 +325,14 @@ def bridge() -> None:
     type=click.IntRange(1000, 3_600_000),
     help="How long Kafka may take to acknowledge a record before the command fails.",
 )
+@click.option("--jsonl", is_flag=True, help="Read one document per line (default: by content).")
 def bridge_file(
     paths: tuple[str, ...],
     bootstrap_servers: str,
     events_topic: str,
     rejected_topic: str,
     delivery_timeout_ms: int,
+    jsonl: bool,
 ) -> None:
     """Publish the notifications found in files (JSON or JSON Lines; - is stdin).
 
@@ -340,7 +353,7 @@ def bridge_file(
     )
     messages = 0
     for path in paths:
-        for message in _read(path):
+        for message in _read(path, jsonl):
             publisher.submit(normalize(message.raw, message.origin), message.raw, message.origin)
             messages += 1
     try:
