@@ -1,10 +1,11 @@
-"""Schema evolution: every schema must stay backward compatible with its baseline.
+"""Schema evolution: every schema must stay backward compatible with its history.
 
-``tests/schema_baselines/*.avsc`` are the committed copies of the schemas as
-last released. A reader with the current schema must be able to read whatever
-the baseline wrote (changelog replay after an upgrade, outbox history). After a
-deliberate, compatible change, copy the new schema over its baseline in the same
-commit (see docs/contracts.md, "Adding a field safely").
+``schemas/history/<version>/*.avsc`` are the committed copies of the schemas
+of each released version; the newest is the baseline. A reader with the
+current schema must be able to read whatever any released version wrote
+(changelog replay after an upgrade, outbox history). When releasing a version
+whose schemas changed, copy them into a new ``schemas/history/<version>/``
+(see docs/contracts.md, "Adding a field safely").
 """
 
 from __future__ import annotations
@@ -20,7 +21,12 @@ from schemas.codec import SCHEMA_FILES
 from schemas.compat import check_backward_compatible, check_compatible
 
 SCHEMA_DIR = Path(schemas.__file__).parent
-BASELINE_DIR = Path(__file__).parent / "schema_baselines"
+HISTORY_DIR = SCHEMA_DIR / "history"
+RELEASES = sorted(
+    (p for p in HISTORY_DIR.iterdir() if p.is_dir()),
+    key=lambda p: tuple(int(part) for part in p.name.split(".")),
+)
+BASELINE_DIR = RELEASES[-1]
 
 
 def _text(directory: Path, filename: str) -> str:
@@ -33,12 +39,18 @@ def _references(directory: Path, filename: str) -> list[str]:
     return [_text(directory, f) for f in before if (directory / f).exists()]
 
 
-def _check(filename: str, new_text: str, *, new_refs: list[str] | None = None) -> list[str]:
+def _check(
+    filename: str,
+    new_text: str,
+    *,
+    new_refs: list[str] | None = None,
+    release: Path = BASELINE_DIR,
+) -> list[str]:
     return check_backward_compatible(
         new_text,
-        _text(BASELINE_DIR, filename),
+        _text(release, filename),
         new_references=_references(SCHEMA_DIR, filename) if new_refs is None else new_refs,
-        old_references=_references(BASELINE_DIR, filename),
+        old_references=_references(release, filename),
     )
 
 
@@ -61,15 +73,23 @@ def test_every_schema_has_a_baseline() -> None:
     baselines = sorted(p.name for p in BASELINE_DIR.glob("*.avsc"))
     assert current == sorted(SCHEMA_FILES), "schemas/*.avsc and codec.SCHEMA_FILES differ"
     assert baselines == current, (
-        "every schemas/*.avsc needs a committed baseline in tests/schema_baselines/ "
+        "every schemas/*.avsc needs a committed copy in the newest schemas/history/<version>/ "
         "(and a schema may not be deleted while its baseline exists)"
     )
 
 
-@pytest.mark.parametrize("filename", SCHEMA_FILES)
-def test_schema_is_backward_compatible_with_baseline(filename: str) -> None:
-    problems = _check(filename, _text(SCHEMA_DIR, filename))
-    assert problems == [], f"{filename} cannot read data written with its baseline: {problems}"
+@pytest.mark.parametrize(
+    ("filename", "release"),
+    [
+        pytest.param(filename, release, id=f"{filename}@{release.name}")
+        for release in RELEASES
+        for filename in SCHEMA_FILES
+        if (release / filename).exists()  # a schema added later has nothing to read
+    ],
+)
+def test_schema_is_backward_compatible_with_every_release(filename: str, release: Path) -> None:
+    problems = _check(filename, _text(SCHEMA_DIR, filename), release=release)
+    assert problems == [], f"{filename} cannot read data written by {release.name}: {problems}"
 
 
 # -- the check can fail -------------------------------------------------------------------
