@@ -1,9 +1,48 @@
 """Entry point of the bridge's validation: raw bytes -> events, rejections, ignores.
 
 :func:`normalize` decodes one received message body as JSON, then hands the
-document to the first parser that recognizes its shape. Today only native S3
-notifications are known; SQS, SNS, EventBridge and MinIO envelopes are added
-to :data:`_PARSERS` later, each as a (recognizer, parser) pair.
+document to the first format in :data:`_PARSERS` that recognizes its shape.
+The caller never says which envelope it received: envelopes (SQS, SNS) carry
+their inner document as a JSON *string*, which is decoded with the same strict
+decoder and dispatched again by :func:`normalize_document`, so any envelope
+may carry any other (SNS -> SQS -> Lambda, EventBridge -> SQS, ...).
+
+Recognizers, tried in this order (the first match handles the document):
+
+====  ==========================================  ================================
+step  format                                      recognized by (a JSON object ...)
+====  ==========================================  ================================
+1     ``Records`` document: native S3 / MinIO     a ``Records`` or ``Event`` member
+      notification, Lambda SQS batch, Lambda SNS
+      event (split per record, see below)
+2     SNS message (HTTP form; also an SQS body    a ``Type`` member and a
+      without raw message delivery)               ``TopicArn`` or ``Message``
+3     SQS ``ReceiveMessage`` response             a ``Messages`` member
+4     EventBridge event                           a ``detail-type`` member, or both
+                                                  ``detail`` and ``source``
+====  ==========================================  ================================
+
+Why this order: ``Records`` is what S3 itself writes and what Lambda hands
+over, the hot path, and no SNS, SQS or EventBridge document has a top-level
+``Records``; SNS and SQS documents are recognized by members that S3 and
+EventBridge never write at the top level; EventBridge comes last because its
+``source``/``detail`` pair is the least specific test. A document that would
+match two steps goes to the earlier one.
+
+A ``Records`` document is routed record by record on each record's source:
+``eventSource`` ``aws:sqs`` is a Lambda SQS message (its ``body`` is an inner
+document), ``EventSource`` ``aws:sns`` (Lambda's spelling) is a Lambda SNS
+record (its ``Sns.Message`` is an inner document), and every other record
+(``aws:s3``, ``minio:s3``, anything wrong) goes to the native S3 parser, which
+rejects a foreign source as ``wrong_event_source``. When no record is an SQS
+or SNS message the whole document goes to the S3 parser unchanged; a mixed
+batch is parsed record by record, each by its own source, and the results are
+concatenated in record order.
+
+Envelopes may be nested at most :data:`MAX_ENVELOPE_DEPTH` deep (an SNS
+notification delivered to SQS and read as a ``ReceiveMessage`` response is
+2); a deeper inner document is rejected as ``not_a_notification`` naming its
+path, so a hostile message cannot make the bridge recurse without bound.
 
 JSON decoding is strict, because the exact bytes may be dead-lettered and
 reread by other tools:
@@ -15,44 +54,61 @@ reread by other tools:
 * pathological input (numbers too long to convert, nesting too deep to
   decode) is refused instead of raising.
 
-Every failure here is one whole-message rejection with reason
-``malformed_json``; a document of a shape no parser recognizes is rejected as
-``not_a_notification``. :func:`normalize` never raises.
+Every decoding failure is a ``malformed_json`` rejection: of the whole message
+for the received bytes, of that part for an inner body (the message names the
+body's JSON path, e.g. ``Messages[1].Body``). A document of a shape no parser
+recognizes is rejected as ``not_a_notification``. Nothing here raises.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
-from connectors.errors import RejectReason
-from connectors.results import ParseResult
+from connectors.aws_envelopes import (
+    LAMBDA_SNS_EVENT_SOURCE,
+    LAMBDA_SQS_EVENT_SOURCE,
+    index_path,
+    member_path,
+    parse_lambda_sns_record,
+    parse_lambda_sqs_record,
+    parse_sns_message,
+    parse_sqs_receive_response,
+)
+from connectors.errors import Rejection, RejectReason
+from connectors.results import ParsedItem, ParseResult, concat
+from connectors.s3_eventbridge import parse_eventbridge_event
 from connectors.s3_native import parse_s3_records
 
-__all__ = ["ParseResult", "normalize"]
+__all__ = ["MAX_ENVELOPE_DEPTH", "ParseResult", "normalize", "normalize_document"]
+
+MAX_ENVELOPE_DEPTH: Final = 4
+"""How many envelopes may be unwrapped around one notification."""
 
 _BOM: Final = b"\xef\xbb\xbf"
+_TEXT_BOM: Final = "\ufeff"
+_THE_BODY: Final = "the body"
 
 
 @dataclass(frozen=True, slots=True)
 class _Parser:
-    """A notification format: how to recognize a document, and how to parse it."""
+    """A notification format: how to recognize a document, and how to parse it.
+
+    ``parse(document, origin, path, depth)``: ``path`` is the JSON path of the
+    document inside the received message ("" for the message itself) and
+    ``depth`` the number of envelopes already unwrapped around it.
+    """
 
     name: str
+    shape: str
     recognizes: Callable[[object], bool]
-    parse: Callable[[object, str], ParseResult]
+    parse: Callable[[object, str, str, int], ParseResult]
 
 
-def _is_native_s3(document: object) -> bool:
-    return isinstance(document, dict) and ("Records" in document or "Event" in document)
-
-
-# Tried in order; the first parser that recognizes the document handles it.
-_PARSERS: Final[tuple[_Parser, ...]] = (
-    _Parser(name="native S3 notification", recognizes=_is_native_s3, parse=parse_s3_records),
-)
+# --------------------------------------------------------------------------- JSON decoding
 
 
 def _quote(name: str, limit: int = 40) -> str:
@@ -80,6 +136,25 @@ def _unique_members(pairs: list[tuple[str, object]]) -> dict[str, object]:
     return members
 
 
+def _decode_json_text(text: str) -> object:
+    """Strict JSON decoding of text; raises _JsonError with a clear message."""
+    try:
+        return json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_unique_members)
+    except json.JSONDecodeError as error:
+        # Some of json's messages end with "at" ("Unterminated string starting at").
+        what = error.msg.removesuffix(" at")
+        raise _JsonError(
+            f"the body is not valid JSON: {what} at line {error.lineno} column "
+            f"{error.colno} (character {error.pos})"
+        ) from None
+    except _JsonError:
+        raise
+    except RecursionError:
+        raise _JsonError("the body is not acceptable JSON: it is nested too deeply") from None
+    except ValueError as error:  # e.g. an integer literal beyond the conversion limit
+        raise _JsonError(f"the body is not acceptable JSON: {error}") from None
+
+
 def _decode_json(raw: bytes) -> object:
     """Strict UTF-8 JSON decoding; raises _JsonError with a clear message."""
     body = raw[len(_BOM) :] if raw.startswith(_BOM) else raw
@@ -90,19 +165,10 @@ def _decode_json(raw: bytes) -> object:
             f"the body is not valid UTF-8 (byte 0x{body[error.start]:02X} at byte offset "
             f"{error.start + len(raw) - len(body)}: {error.reason}): expected UTF-8 JSON"
         ) from None
-    try:
-        return json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_unique_members)
-    except json.JSONDecodeError as error:
-        raise _JsonError(
-            f"the body is not valid JSON: {error.msg} at line {error.lineno} column "
-            f"{error.colno} (character {error.pos})"
-        ) from None
-    except _JsonError:
-        raise
-    except RecursionError:
-        raise _JsonError("the body is not acceptable JSON: it is nested too deeply") from None
-    except ValueError as error:  # e.g. an integer literal beyond the conversion limit
-        raise _JsonError(f"the body is not acceptable JSON: {error}") from None
+    return _decode_json_text(text)
+
+
+# --------------------------------------------------------------------------- messages
 
 
 def _describe(document: object) -> str:
@@ -114,8 +180,37 @@ def _describe(document: object) -> str:
     return kinds.get(type(document), "a number")
 
 
-def _rejected(reason: RejectReason, message: str) -> ParseResult:
-    return ParseResult.rejected(reason, message)
+def _subject(path: str) -> str:
+    """How messages name the document at ``path``."""
+    return path if path else _THE_BODY
+
+
+def _within(path: str, result: ParseResult) -> ParseResult:
+    """Prefix the rejections of a parser that does not know where its document
+    sits (the native S3 parser) with the document's path."""
+    if not path:
+        return result
+    items: list[ParsedItem] = [
+        dataclasses.replace(item, message=f"{path}: {item.message}")
+        if isinstance(item, Rejection)
+        else item
+        for item in result.items
+    ]
+    return ParseResult(tuple(items))
+
+
+def _too_deep(path: str, depth: int) -> ParseResult | None:
+    if depth <= MAX_ENVELOPE_DEPTH:
+        return None
+    return ParseResult.rejected(
+        RejectReason.NOT_A_NOTIFICATION,
+        f"{_subject(path)} is nested {depth} envelopes deep: seqgate unwraps at most "
+        f"{MAX_ENVELOPE_DEPTH} envelopes around a notification (an SNS notification "
+        "read from SQS is 2)",
+    )
+
+
+# --------------------------------------------------------------------------- dispatch
 
 
 def normalize(raw: bytes, origin: str) -> ParseResult:
@@ -128,13 +223,166 @@ def normalize(raw: bytes, origin: str) -> ParseResult:
     try:
         document = _decode_json(raw)
     except _JsonError as error:
-        return _rejected(RejectReason.MALFORMED_JSON, str(error))
+        return ParseResult.rejected(RejectReason.MALFORMED_JSON, str(error))
+    return normalize_document(document, origin)
+
+
+def normalize_document(
+    document: object, origin: str, path: str = "", depth: int = 0
+) -> ParseResult:
+    """Dispatch one decoded document to the first format that recognizes it.
+
+    ``path`` is the document's JSON path inside the received message ("" for
+    the message itself), used in messages; ``depth`` counts the envelopes
+    already unwrapped around it. Never raises.
+    """
+    if (refused := _too_deep(path, depth)) is not None:
+        return refused
     for parser in _PARSERS:
         if parser.recognizes(document):
-            return parser.parse(document, origin)
-    known = ", ".join(parser.name for parser in _PARSERS)
-    return _rejected(
+            return parser.parse(document, origin, path, depth)
+    known = "; ".join(f"{parser.name} ({parser.shape})" for parser in _PARSERS)
+    return ParseResult.rejected(
         RejectReason.NOT_A_NOTIFICATION,
-        f"the body is {_describe(document)}: expected one of: {known} "
-        "(a JSON object with 'Records' or an 'Event')",
+        f"{_subject(path)} is {_describe(document)}: expected one of: {known}",
     )
+
+
+def normalize_text(text: str, origin: str, path: str, depth: int) -> ParseResult:
+    """Decode an envelope's inner body (a JSON string) strictly, then dispatch it.
+
+    The callback that envelopes use for their inner documents; a body that is
+    not acceptable JSON is a ``malformed_json`` rejection naming ``path``.
+    """
+    if (refused := _too_deep(path, depth)) is not None:
+        return refused
+    body = text[len(_TEXT_BOM) :] if text.startswith(_TEXT_BOM) else text
+    try:
+        document = _decode_json_text(body)
+    except _JsonError as error:
+        # Name the inner body by its path where the decoder says "the body".
+        message = str(error)
+        if message.startswith(_THE_BODY):
+            message = path + message.removeprefix(_THE_BODY)
+        else:
+            message = f"{path}: {message}"
+        return ParseResult.rejected(RejectReason.MALFORMED_JSON, message)
+    return normalize_document(document, origin, path, depth)
+
+
+# --------------------------------------------------------------------------- formats
+
+
+def _has_records(document: object) -> bool:
+    return isinstance(document, dict) and ("Records" in document or "Event" in document)
+
+
+def _is_sns_message(document: object) -> bool:
+    return (
+        isinstance(document, dict)
+        and "Type" in document
+        and ("TopicArn" in document or "Message" in document)
+    )
+
+
+def _is_sqs_receive_response(document: object) -> bool:
+    return isinstance(document, dict) and "Messages" in document
+
+
+def _is_eventbridge_event(document: object) -> bool:
+    return isinstance(document, dict) and (
+        "detail-type" in document or ("detail" in document and "source" in document)
+    )
+
+
+_SQS = "sqs"
+_SNS = "sns"
+
+
+def _record_source(record: object) -> str | None:
+    """Which envelope a member of ``Records`` is, or None for an S3-family record."""
+    if not isinstance(record, dict):
+        return None
+    if record.get("eventSource") == LAMBDA_SQS_EVENT_SOURCE:
+        return _SQS
+    if record.get("EventSource") == LAMBDA_SNS_EVENT_SOURCE:
+        return _SNS
+    return None
+
+
+def _parse_records(document: object, origin: str, path: str, depth: int) -> ParseResult:
+    """A ``Records`` document: S3-family records, Lambda SQS or SNS records, or a mix."""
+    records = document.get("Records") if isinstance(document, dict) else None
+    if not isinstance(document, dict) or not isinstance(records, list):
+        return _within(path, parse_s3_records(document, origin))
+    sources = [_record_source(record) for record in records]
+    if not any(sources):
+        return _within(path, parse_s3_records(document, origin))
+    # The S3 parser yields one item per record, in order, and names each by its
+    # index: give it the whole list with the envelope records masked out, so
+    # its messages keep the real indices, and take its items for S3 records.
+    pairs = list(zip(records, sources, strict=True))
+    s3_items: tuple[ParsedItem, ...] = ()
+    if not all(sources):
+        masked = [None if source else record for record, source in pairs]
+        s3_items = parse_s3_records({**document, "Records": masked}, origin).items
+    records_path = member_path(path, "Records")
+    parts: list[ParseResult] = []
+    for index, (record, source) in enumerate(pairs):
+        record_path = index_path(records_path, index)
+        if source == _SQS:
+            parts.append(
+                parse_lambda_sqs_record(record, origin, record_path, depth, normalize_text)
+            )
+        elif source == _SNS:
+            parts.append(
+                parse_lambda_sns_record(record, origin, record_path, depth, normalize_text)
+            )
+        elif len(s3_items) == len(records):
+            parts.append(_within(path, ParseResult.of(s3_items[index])))
+        else:  # the S3 parser broke its one-item-per-record contract: parse alone
+            alone = parse_s3_records({"Records": [record]}, origin)
+            parts.append(_within(record_path, alone))
+    return concat(parts)
+
+
+def _parse_sns(document: object, origin: str, path: str, depth: int) -> ParseResult:
+    return parse_sns_message(document, origin, path, depth, normalize_text)
+
+
+def _parse_sqs(document: object, origin: str, path: str, depth: int) -> ParseResult:
+    return parse_sqs_receive_response(document, origin, path, depth, normalize_text)
+
+
+def _parse_eventbridge(document: object, origin: str, path: str, depth: int) -> ParseResult:
+    return parse_eventbridge_event(document, origin, path)
+
+
+# Tried in order; the first parser that recognizes the document handles it.
+# The order matters: see the module docstring.
+_PARSERS: Final[tuple[_Parser, ...]] = (
+    _Parser(
+        name="native S3 notification or Lambda event",
+        shape="a JSON object with 'Records' or an 'Event'",
+        recognizes=_has_records,
+        parse=_parse_records,
+    ),
+    _Parser(
+        name="SNS message",
+        shape="'Type' with 'TopicArn' or 'Message'",
+        recognizes=_is_sns_message,
+        parse=_parse_sns,
+    ),
+    _Parser(
+        name="SQS ReceiveMessage response",
+        shape="'Messages'",
+        recognizes=_is_sqs_receive_response,
+        parse=_parse_sqs,
+    ),
+    _Parser(
+        name="EventBridge event",
+        shape="'detail-type', or 'detail' with 'source'",
+        recognizes=_is_eventbridge_event,
+        parse=_parse_eventbridge,
+    ),
+)

@@ -1,8 +1,11 @@
-"""Parser for native Amazon S3 event notifications (the ``Records`` structure).
+"""Parser for native S3-style event notifications (the ``Records`` structure).
 
-This is the document S3 itself writes: the body of an SQS message fed directly
-by S3, the ``Message`` inside an SNS notification, or a line of a replay file.
-Envelopes (SQS, SNS, EventBridge) are unwrapped elsewhere before this parser
+This is the document Amazon S3 itself writes (the body of an SQS message fed
+directly by S3, the ``Message`` inside an SNS notification, a line of a replay
+file), and the S3-shaped document MinIO writes (plain, or inside its
+webhook/Kafka-target envelope ``{"EventName", "Key", "Records"}``, whose
+top-level members are informational; see :mod:`connectors.minio`). Other
+envelopes (SQS, SNS, EventBridge) are unwrapped elsewhere before this parser
 sees the document.
 
 Outcomes for one document:
@@ -18,18 +21,22 @@ Outcomes for one document:
 
 The parser is total: no input, however malformed, makes it raise.
 
-Rules for each record, in the order they are checked (the first failure is
-the rejection):
+Each record is routed by its ``eventSource``: ``aws:s3`` follows Amazon S3's
+rules, ``minio:s3`` MinIO's (:mod:`connectors.minio`: schema ``2.0`` accepted,
+``s3:``-prefixed names, scheme and source ``minio``), anything else is
+``wrong_event_source``. Rules for each record, in the order they are checked
+(the first failure is the rejection):
 
 =========================  ===================================================
 field                      rule (reason when broken)
 =========================  ===================================================
 record                     a JSON object (``not_a_notification``)
-``eventSource``            exactly ``aws:s3`` (``wrong_event_source``)
-``eventVersion``           a string ``2.<minor>``, minor >= 1: a compatibility
-                           floor, later 2.x minors are accepted
+``eventSource``            ``aws:s3`` or ``minio:s3`` (``wrong_event_source``)
+``eventVersion``           S3: a string ``2.<minor>``, minor >= 1 (a
+                           compatibility floor: later 2.x minors are
+                           accepted); MinIO: ``2.<minor>``, any minor
                            (``unsupported_schema_version``)
-``eventName``              a supported native name, without the ``s3:`` prefix
+``eventName``              a name of the source's table, exact spelling
                            (``unsupported_event_type``), see below
 ``s3``, ``s3.bucket``,     JSON objects (absent or null: ``missing_field``,
 ``s3.object``              another type: ``invalid_field``)
@@ -40,31 +47,37 @@ record                     a JSON object (``not_a_notification``)
                            type: ``invalid_field``), form-decoded exactly once
                            (``invalid_key_encoding``); an empty key names no
                            object (``missing_field``)
-``s3.object.sequencer``    a non-empty string of hex digits, any length
-                           (``invalid_sequencer``, also when absent)
 ``s3.object.versionId``,   optional strings: absent, null or empty mean None;
 ``s3.object.eTag``,        another type is ``invalid_field``
 ``eventTime``
 ``s3.object.size``         optional non-negative integer: absent or null mean
                            None; anything else is ``invalid_field``
+``s3.object.sequencer``    a non-empty string of hex digits, any length
+                           (``invalid_sequencer``); required (absent is
+                           ``invalid_sequencer``) for the names whose kinds
+                           change content, optional for the others
 =========================  ===================================================
 
-Event names and kinds:
+Event names and kinds: :mod:`connectors.s3_event_names` holds Amazon S3's
+documented names (without the ``s3:`` prefix) and :mod:`connectors.minio`
+MinIO's (with it); ``docs/kinds.md`` lists both. A name outside the record's
+table (an unknown name, a wildcard, an ``s3:``-prefixed name from Amazon S3,
+an unprefixed one from MinIO) is ``unsupported_event_type``. The permanent
+deletes (``ObjectRemoved:Delete``, ``LifecycleExpiration:Delete``) are
+``version_removed`` when the record names a ``versionId`` (one version went
+away; the key may still exist) and ``removed`` otherwise.
 
-* ``ObjectCreated:Put``, ``:Post``, ``:Copy``, ``:CompleteMultipartUpload``
-  -> ``created``;
-* ``ObjectRemoved:DeleteMarkerCreated`` -> ``removed`` (a delete marker now
-  hides the key);
-* ``ObjectRemoved:Delete`` -> ``version_removed`` when the record carries a
-  ``versionId`` (one version was deleted; the key may still exist), otherwise
-  ``removed`` (an unversioned bucket: the key is gone);
-* everything else (restore, lifecycle, replication, tagging, ACL, unknown or
-  ``s3:``-prefixed names) -> ``unsupported_event_type``.
+``position`` is the sequencer lowercased, or None when an optional sequencer
+is absent.
 
-Event id (DESIGN §4): S3 has no per-event id, so the id is derived from the
-kind, the object identity and the sequencer in the canonical form of the
-``aws`` order (lowercased, trailing zeros removed): a redelivery gets the same
-id, and so do two spellings of one sequencer that S3's rule calls equal.
+Event id (DESIGN §4): S3 and MinIO have no per-event id, so the id is derived
+from the kind, the object identity and the sequencer in canonical form (S3:
+the ``aws`` order's, lowercased with trailing zeros removed; MinIO: the
+``numeric`` order's): a redelivery gets the same id, and so do two spellings
+of one sequencer that the source's order calls equal. A record without a
+sequencer (possible only for kinds that do not change content) falls back to
+its version id, event time and ETag, and failing all three to a hash of the
+whole record (:func:`fallback_event_id`).
 """
 
 from __future__ import annotations
@@ -72,12 +85,16 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Final
 
+from connectors import minio
 from connectors.errors import RecordRejected, Rejection, RejectReason
 from connectors.identity import S3_SCHEME, object_identity
 from connectors.results import Ignored, ParsedItem, ParseResult
-from schemas.records import EventKind, ObjectEvent
+from connectors.s3_event_names import S3_EVENT_NAMES, S3EventName, summarize_names
+from schemas.records import ObjectEvent
 from streams.ordering import AWS_SEQUENCER_ORDER
 
 __all__ = [
@@ -87,29 +104,19 @@ __all__ = [
     "KeyEncodingError",
     "ParseResult",
     "decode_form_key",
+    "fallback_event_id",
     "parse_s3_records",
     "s3_event_id",
 ]
 
 S3_SOURCE: Final = "s3"
-"""The ``source`` of events parsed here."""
+"""The ``source`` of events parsed from Amazon S3 records (MinIO's: ``minio``)."""
 
 S3_EVENT_SOURCE: Final = "aws:s3"
-"""The only accepted ``eventSource``."""
+"""The ``eventSource`` of Amazon S3 records (MinIO's is ``minio:s3``)."""
 
 S3_TEST_EVENT: Final = "s3:TestEvent"
 """The ``Event`` of the message S3 sends when a configuration is saved."""
-
-_CREATED_NAMES: Final = frozenset(
-    {
-        "ObjectCreated:Put",
-        "ObjectCreated:Post",
-        "ObjectCreated:Copy",
-        "ObjectCreated:CompleteMultipartUpload",
-    }
-)
-_DELETE_MARKER_CREATED: Final = "ObjectRemoved:DeleteMarkerCreated"
-_DELETE: Final = "ObjectRemoved:Delete"
 
 _SCHEMA_VERSION: Final = re.compile(r"2\.([0-9]+)")
 _SCHEMA_EXPECTATION: Final = "seqgate accepts S3 event schema 2.x with x >= 1"
@@ -181,6 +188,15 @@ def _object_at(parent: dict[object, object], name: str, path: str) -> dict[objec
     return value
 
 
+def _is_text(value: str) -> bool:
+    """Whether ``value`` is encodable as UTF-8 (JSON text may hold lone surrogates)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _optional_string(parent: dict[object, object], name: str, path: str) -> str | None:
     """An optional string field: absent, null or empty give None."""
     value = parent.get(name)
@@ -190,6 +206,11 @@ def _optional_string(parent: dict[object, object], name: str, path: str) -> str 
         raise RecordRejected(
             RejectReason.INVALID_FIELD,
             f"{path} must be a string when present, got {_show(value)}",
+        )
+    if not _is_text(value):
+        raise RecordRejected(
+            RejectReason.INVALID_FIELD,
+            f"{path} {_show(value)} contains a lone surrogate: expected Unicode text",
         )
     return value
 
@@ -268,27 +289,136 @@ def s3_event_id(kind: str, identity: str, sequencer: str) -> str:
     return "s3-" + hashlib.sha256(material.encode("utf-8")).hexdigest()[:32]
 
 
+def fallback_event_id(
+    prefix: str,
+    kind: str,
+    identity: str,
+    version_id: str | None,
+    event_time: str | None,
+    etag: str | None,
+    record: object,
+) -> str:
+    """The stable id of an event whose record carries no sequencer (DESIGN §4).
+
+    ``prefix`` (``"s3-"``, ``"minio-"``) + the first 32 hex digits of SHA-256
+    over a JSON array: kind, identity, version id, event time and ETag when
+    at least one of the last three is present; otherwise kind, identity and
+    the whole record (keys sorted). The material is a JSON array, so it never
+    equals the U+001F-joined material of a sequencer id (which starts with a
+    kind, never with ``[``) and its fields cannot run into each other. Uses
+    nothing but the record, so a redelivery gets the same id. Never raises.
+    """
+    material: list[object] = [kind, identity]
+    if version_id is None and event_time is None and etag is None:
+        material += ["record", record]
+    else:
+        material += ["fields", version_id, event_time, etag]
+    try:
+        text = json.dumps(material, ensure_ascii=True, sort_keys=True, default=repr)
+    except (TypeError, ValueError, RecursionError):
+        # A record that JSON cannot write (keys of mixed types, absurd nesting):
+        # no decoded JSON document is like this; fall back to what was parsed.
+        text = json.dumps([kind, identity, "unserializable"], ensure_ascii=True)
+    return prefix + hashlib.sha256(text.encode("ascii")).hexdigest()[:32]
+
+
+# --------------------------------------------------------------------------- sources
+
+
+@dataclass(frozen=True, slots=True)
+class _Rules:
+    """What depends on the record's ``eventSource``: Amazon S3's rules or MinIO's."""
+
+    provider: str  # for messages: "Amazon S3", "MinIO"
+    event_source: str
+    source: str
+    scheme: str
+    names: Mapping[str, S3EventName]
+    names_summary: str
+    accepts_version: Callable[[str], bool]
+    version_expectation: str
+    event_id: Callable[[str, str, str], str]
+    id_prefix: str
+    name_hint: Callable[[str], str]  # extra detail for an unsupported name, or ""
+
+
+def _accepts_s3_version(version: str) -> bool:
+    match = _SCHEMA_VERSION.fullmatch(version)
+    # minor >= 1 means a non-zero digit; no int() so any length is safe.
+    return match is not None and bool(match[1].strip("0"))
+
+
+def _s3_name_hint(name: str) -> str:
+    if name.startswith("s3:"):
+        return ": native S3 notifications name events without the 's3:' prefix"
+    return ""
+
+
+def _minio_name_hint(name: str) -> str:
+    why = minio.MINIO_UNMAPPED_NAMES.get(name)
+    if why is not None:
+        return f" (a documented MinIO event that seqgate does not map: {why})"
+    if not name.startswith("s3:") and (
+        f"s3:{name}" in minio.MINIO_EVENT_NAMES or f"s3:{name}" in minio.MINIO_UNMAPPED_NAMES
+    ):
+        return ": MinIO names events with the 's3:' prefix"
+    return ""
+
+
+_S3_RULES: Final = _Rules(
+    provider="Amazon S3",
+    event_source=S3_EVENT_SOURCE,
+    source=S3_SOURCE,
+    scheme=S3_SCHEME,
+    names=S3_EVENT_NAMES,
+    names_summary="these Amazon S3 event names: " + summarize_names(S3_EVENT_NAMES),
+    accepts_version=_accepts_s3_version,
+    version_expectation=_SCHEMA_EXPECTATION,
+    event_id=s3_event_id,
+    id_prefix="s3-",
+    name_hint=_s3_name_hint,
+)
+
+_MINIO_RULES: Final = _Rules(
+    provider="MinIO",
+    event_source=minio.MINIO_EVENT_SOURCE,
+    source=minio.MINIO_SOURCE,
+    scheme=minio.MINIO_SCHEME,
+    names=minio.MINIO_EVENT_NAMES,
+    names_summary="these MinIO event names: " + minio.MINIO_NAMES_SUMMARY,
+    accepts_version=minio.accepts_schema_version,
+    version_expectation=minio.MINIO_SCHEMA_EXPECTATION,
+    event_id=minio.minio_event_id,
+    id_prefix="minio-",
+    name_hint=_minio_name_hint,
+)
+
+_RULES_BY_SOURCE: Final[Mapping[str, _Rules]] = {
+    rules.event_source: rules for rules in (_S3_RULES, _MINIO_RULES)
+}
+
+
 # --------------------------------------------------------------------------- records
 
 
-def _check_source(record: dict[object, object], path: str) -> None:
+def _rules_for(record: dict[object, object], path: str) -> _Rules:
     source = record.get("eventSource")
-    if source == S3_EVENT_SOURCE:
-        return
+    if isinstance(source, str):
+        rules = _RULES_BY_SOURCE.get(source)
+        if rules is not None:
+            return rules
     detail = "is missing" if source is None else f"is {_show(source)}"
     raise RecordRejected(
         RejectReason.WRONG_EVENT_SOURCE,
-        f"{path}.eventSource {detail}: expected {S3_EVENT_SOURCE!r} "
-        "(this parser reads native Amazon S3 notifications only)",
+        f"{path}.eventSource {detail}: expected {S3_EVENT_SOURCE!r} (Amazon S3) or "
+        f"{minio.MINIO_EVENT_SOURCE!r} (MinIO): this parser reads their native notifications",
     )
 
 
-def _check_version(record: dict[object, object], path: str) -> None:
+def _check_version(record: dict[object, object], path: str, rules: _Rules) -> None:
     version = record.get("eventVersion")
     if isinstance(version, str):
-        match = _SCHEMA_VERSION.fullmatch(version)
-        # minor >= 1 means a non-zero digit; no int() so any length is safe.
-        if match is not None and match[1].strip("0"):
+        if rules.accepts_version(version):
             return
         detail = f"{_show(version)} is not supported"
     elif version is None:
@@ -297,31 +427,25 @@ def _check_version(record: dict[object, object], path: str) -> None:
         detail = f'must be a string such as "2.1", got {_show(version)}'
     raise RecordRejected(
         RejectReason.UNSUPPORTED_SCHEMA_VERSION,
-        f"{path}.eventVersion {detail}: {_SCHEMA_EXPECTATION}",
+        f"{path}.eventVersion {detail}: {rules.version_expectation}",
     )
 
 
-def _event_name(record: dict[object, object], path: str) -> str:
+def _event_name(record: dict[object, object], path: str, rules: _Rules) -> S3EventName:
     name = record.get("eventName")
-    if isinstance(name, str) and (
-        name in _CREATED_NAMES or name in (_DELETE_MARKER_CREATED, _DELETE)
-    ):
-        return name
+    if isinstance(name, str):
+        info = rules.names.get(name)
+        if info is not None:
+            return info
     if name is None:
         detail = "is missing"
     elif not isinstance(name, str):
         detail = f"must be a string, got {_show(name)}"
-    elif name.startswith("s3:"):
-        detail = (
-            f"{_show(name)} is not supported: native S3 notifications name events "
-            "without the 's3:' prefix"
-        )
     else:
-        detail = f"{_show(name)} is not supported"
-    supported = ", ".join([*sorted(_CREATED_NAMES), _DELETE_MARKER_CREATED, _DELETE])
+        detail = f"{_show(name)} is not supported{rules.name_hint(name)}"
     raise RecordRejected(
         RejectReason.UNSUPPORTED_EVENT_TYPE,
-        f"{path}.eventName {detail}: seqgate handles {supported}",
+        f"{path}.eventName {detail}: seqgate maps {rules.names_summary} (docs/kinds.md)",
     )
 
 
@@ -342,7 +466,12 @@ def _bucket_name(s3: dict[object, object], path: str) -> str:
     if "/" in name:
         raise RecordRejected(
             RejectReason.INVALID_FIELD,
-            f"{field} {_show(name)} contains '/': S3 bucket names never do",
+            f"{field} {_show(name)} contains '/': S3 and MinIO bucket names never do",
+        )
+    if not _is_text(name):
+        raise RecordRejected(
+            RejectReason.INVALID_FIELD,
+            f"{field} {_show(name)} contains a lone surrogate: expected Unicode text",
         )
     return name
 
@@ -375,14 +504,20 @@ def _object_key(obj: dict[object, object], path: str) -> str:
         ) from None
 
 
-def _sequencer(obj: dict[object, object], path: str) -> str:
+def _sequencer(
+    obj: dict[object, object], path: str, info: S3EventName, rules: _Rules
+) -> str | None:
+    """The record's sequencer; None only when it is optional for this name and absent."""
     value = obj.get("sequencer")
     field = f"{path}.s3.object.sequencer"
     expected = "expected a non-empty string of hex digits"
     if value is None:
+        if not info.sequencer_required:
+            return None
         raise RecordRejected(
             RejectReason.INVALID_SEQUENCER,
-            f"{field} is missing: {expected} (S3 sends one with every object event)",
+            f"{field} is missing: {expected} ({rules.provider} sends one with every "
+            f"{info.name} event: it is the event's position)",
         )
     if not isinstance(value, str):
         raise RecordRejected(
@@ -394,14 +529,6 @@ def _sequencer(obj: dict[object, object], path: str) -> str:
     return value
 
 
-def _kind(event_name: str, version_id: str | None) -> EventKind:
-    if event_name in _CREATED_NAMES:
-        return EventKind.CREATED
-    if event_name == _DELETE and version_id is not None:
-        return EventKind.VERSION_REMOVED
-    return EventKind.REMOVED
-
-
 def _parse_record(record: object, index: int, origin: str) -> ObjectEvent:
     """One record -> one event; raises RecordRejected for an invalid record."""
     path = f"Records[{index}]"
@@ -410,32 +537,38 @@ def _parse_record(record: object, index: int, origin: str) -> ObjectEvent:
             RejectReason.NOT_A_NOTIFICATION,
             f"{path} must be a JSON object (one S3 event record), got {_show(record)}",
         )
-    _check_source(record, path)
-    _check_version(record, path)
-    event_name = _event_name(record, path)
+    rules = _rules_for(record, path)
+    _check_version(record, path, rules)
+    info = _event_name(record, path, rules)
     s3 = _object_at(record, "s3", f"{path}.s3")
     bucket = _bucket_name(s3, path)
     obj = _object_at(s3, "object", f"{path}.s3.object")
     key = _object_key(obj, path)
-    sequencer = _sequencer(obj, path)
+    sequencer = _sequencer(obj, path, info, rules)
     version_id = _optional_string(obj, "versionId", f"{path}.s3.object.versionId")
     size = _optional_size(obj, "size", f"{path}.s3.object.size")
     etag = _optional_string(obj, "eTag", f"{path}.s3.object.eTag")
     event_time = _optional_string(record, "eventTime", f"{path}.eventTime")
 
-    kind = _kind(event_name, version_id).value
+    kind = info.kind_for(version_id)
     try:
-        identity = object_identity(S3_SCHEME, bucket, key)
+        identity = object_identity(rules.scheme, bucket, key)
     except ValueError as error:  # excluded by the checks above; kept as a guard
         raise RecordRejected(RejectReason.INVALID_FIELD, f"{path}: {error}") from None
+    if sequencer is None:
+        event_id = fallback_event_id(
+            rules.id_prefix, kind, identity, version_id, event_time, etag, record
+        )
+    else:
+        event_id = rules.event_id(kind, identity, sequencer)
     return ObjectEvent(
-        id=s3_event_id(kind, identity, sequencer),
-        source=S3_SOURCE,
+        id=event_id,
+        source=rules.source,
         bucket=bucket,
         key=key,
         kind=kind,
-        event_name=event_name,
-        position=sequencer.lower(),
+        event_name=info.name,
+        position=None if sequencer is None else sequencer.lower(),
         version_id=version_id,
         size=size,
         etag=etag,
@@ -445,7 +578,7 @@ def _parse_record(record: object, index: int, origin: str) -> ObjectEvent:
 
 
 def parse_s3_records(document: object, origin: str) -> ParseResult:
-    """Normalize one native S3 notification document (already JSON-decoded).
+    """Normalize one native S3 or MinIO notification document (already JSON-decoded).
 
     ``origin`` is copied into every event (``sqs:<queue>``, ``file:<path>:<line>``,
     ...). Never raises: every problem is reported in the result.

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from connectors.errors import RejectReason
-from connectors.normalize import ParseResult, normalize
+from connectors.normalize import ParseResult, normalize, normalize_document
 
 ORIGIN = "sqs:incoming-uploads"
 
@@ -62,7 +62,7 @@ def test_test_event_is_ignored() -> None:
 
 
 def test_record_level_rejections_pass_through() -> None:
-    raw = body({"Records": [record(), record(key="bad%2"), {"eventSource": "aws:sqs"}]})
+    raw = body({"Records": [record(), record(key="bad%2"), {"eventSource": "aws:dynamodb"}]})
     result = normalize(raw, ORIGIN)
     assert len(result.events) == 1
     assert [(r.record_index, r.reason) for r in result.rejections] == [
@@ -82,14 +82,85 @@ def test_record_level_rejections_pass_through() -> None:
         (True, "a boolean"),
         (None, "null"),
         ({}, "a JSON object with members (none)"),
-        ({"Message": "{}", "Type": "Notification"}, 'members "Message", "Type"'),
-        ({"detail": {}, "source": "aws.s3"}, 'members "detail", "source"'),
+        # Near misses of the recognizers: each lacks the member that decides.
+        ({"Type": "Notification", "Subject": "x"}, 'members "Subject", "Type"'),
+        ({"Message": "{}", "TopicArn": "arn"}, 'members "Message", "TopicArn"'),
+        ({"detail": {}, "account": "1"}, 'members "account", "detail"'),
+        ({"source": "aws.s3", "id": "1"}, 'members "id", "source"'),
+        ({"messages": [], "records": []}, 'members "messages", "records"'),
     ],
 )
 def test_unrecognized_documents(document: object, described: str) -> None:
     message = whole_rejection(normalize(body(document), ORIGIN), RejectReason.NOT_A_NOTIFICATION)
+    assert message.startswith("the body is ")
     assert described in message
-    assert "native S3 notification" in message
+    for known in [
+        "native S3 notification or Lambda event",
+        "SNS message",
+        "SQS ReceiveMessage response",
+        "EventBridge event",
+    ]:
+        assert known in message
+
+
+# Each shape goes to its parser: the rejection comes from that parser's own rules.
+@pytest.mark.parametrize(
+    ("document", "reason", "start"),
+    [
+        ({"Type": "Notification", "TopicArn": "arn"}, RejectReason.MISSING_FIELD, "Message"),
+        ({"Type": "Notification", "Message": 5}, RejectReason.INVALID_FIELD, "Message"),
+        ({"Messages": 5}, RejectReason.INVALID_FIELD, "Messages"),
+        ({"detail": {}, "source": "aws.s3"}, RejectReason.UNSUPPORTED_SCHEMA_VERSION, "version"),
+        ({"detail-type": "Object Created"}, RejectReason.WRONG_EVENT_SOURCE, "source"),
+    ],
+)
+def test_envelope_shapes_go_to_their_parsers(
+    document: object, reason: RejectReason, start: str
+) -> None:
+    message = whole_rejection(normalize(body(document), ORIGIN), reason)
+    assert message.startswith(start + " ")
+
+
+@pytest.mark.parametrize(
+    ("document", "expected"),
+    [
+        # 'Records' wins over every envelope member.
+        ({"Records": [record()], "Messages": [], "Type": "Notification", "detail-type": "x"}, 1),
+        # An SNS message wins over an SQS response and an EventBridge event.
+        (
+            {
+                "Type": "Notification",
+                "Message": body({"Records": [record()]}).decode(),
+                "Messages": 1,
+            },
+            1,
+        ),
+    ],
+)
+def test_recognizer_order(document: object, expected: int) -> None:
+    result = normalize(body(document), ORIGIN)
+    assert result.rejections == []
+    assert len(result.events) == expected
+
+
+def test_normalize_document_takes_a_decoded_document() -> None:
+    document = {"Records": [record(), record(key="bad%2")]}
+    result = normalize_document(document, ORIGIN, "Messages[3].Body", 1)
+    assert [event.key for event in result.events] == ["incoming/June report+final.csv"]
+    [rejection] = result.rejections
+    assert rejection.message.startswith("Messages[3].Body: Records[1].s3.object.key ")
+    assert (
+        normalize_document(document, ORIGIN).items[1] == normalize(body(document), ORIGIN).items[1]
+    )
+    message = whole_rejection(
+        normalize_document([], ORIGIN, "Records[0].body", 1), RejectReason.NOT_A_NOTIFICATION
+    )
+    assert message.startswith("Records[0].body is an array: expected one of: ")
+
+
+def test_json_error_messages_read_well() -> None:
+    message = whole_rejection(normalize(b'{"Records": "abc', ORIGIN), RejectReason.MALFORMED_JSON)
+    assert "Unterminated string starting at line 1 column 13 (character 12)" in message
 
 
 @pytest.mark.parametrize(

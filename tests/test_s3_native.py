@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from connectors.errors import Rejection, RejectReason
+from connectors.results import Ignored
 from connectors.s3_native import (
     KeyEncodingError,
     ParseResult,
     decode_form_key,
+    fallback_event_id,
     parse_s3_records,
     s3_event_id,
 )
@@ -282,12 +286,26 @@ def test_huge_minor_version_is_accepted_without_overflow() -> None:
 # --------------------------------------------------------------------------- source
 
 
-@pytest.mark.parametrize("source", ["aws:sqs", "minio:s3", "AWS:S3", "", ABSENT, None, 1])
+@pytest.mark.parametrize(
+    "source", ["aws:sqs", "AWS:S3", "MINIO:S3", "minio", "aws:s3 ", "", ABSENT, None, 1, ["aws:s3"]]
+)
 def test_wrong_event_source(source: Any) -> None:
     rejection = reject_one(source=source)
     assert rejection.reason is RejectReason.WRONG_EVENT_SOURCE
     assert "Records[0].eventSource" in rejection.message
     assert "'aws:s3'" in rejection.message
+    assert "'minio:s3'" in rejection.message
+
+
+def test_minio_source_follows_minio_rules() -> None:
+    # The native S3 record shape with MinIO's source: MinIO's table applies, so
+    # the unprefixed S3 name is refused with a hint.
+    rejection = reject_one(source="minio:s3")
+    assert rejection.reason is RejectReason.UNSUPPORTED_EVENT_TYPE
+    assert "MinIO names events with the 's3:' prefix" in rejection.message
+    event = parse_one(source="minio:s3", event_name="s3:ObjectCreated:Put", version="2.0")
+    assert event.source == "minio"
+    assert event.id.startswith("minio-")
 
 
 # --------------------------------------------------------------------------- event names
@@ -331,23 +349,77 @@ def test_delete_without_version_is_removed(version_id: Any) -> None:
 
 
 @pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("ObjectRestore:Post", "restore_started"),
+        ("ObjectRestore:Completed", "restored"),
+        ("ObjectRestore:Delete", "restore_expired"),
+        ("LifecycleTransition", "storage_class_changed"),
+        ("IntelligentTiering", "access_tier_changed"),
+        ("ObjectTagging:Put", "tags_changed"),
+        ("ObjectTagging:Delete", "tags_changed"),
+        ("ObjectAcl:Put", "acl_changed"),
+        ("ReducedRedundancyLostObject", "object_lost"),
+        ("Replication:OperationFailedReplication", "replication_failed"),
+        ("Replication:OperationMissedThreshold", "replication_missed_threshold"),
+        ("Replication:OperationReplicatedAfterThreshold", "replication_after_threshold"),
+        ("Replication:OperationNotTracked", "replication_not_tracked"),
+    ],
+)
+def test_names_that_do_not_change_content(name: str, kind: str) -> None:
+    # With a sequencer: it is validated and becomes the position.
+    event = parse_one(event_name=name, version_id="v1")
+    assert (event.kind, event.event_name) == (kind, name)
+    assert event.position == "0055aed6dcd90281e5"
+    assert event.id == expected_id(
+        kind, "s3://example-input/incoming/June report+final.csv", "0055aed6dcd90281e5"
+    )
+    # Without one: no position, and still an event (S3 documents the sequencer
+    # for writes and deletes only). The kind does not depend on versionId.
+    bare = parse_one(event_name=name, sequencer=ABSENT)
+    assert (bare.kind, bare.position) == (kind, None)
+    assert bare.id.startswith("s3-")
+    assert len(bare.id) == 35
+    # Present but invalid is still invalid.
+    rejection = reject_one(event_name=name, sequencer="xyz")
+    assert rejection.reason is RejectReason.INVALID_SEQUENCER
+
+
+@pytest.mark.parametrize(
+    ("name", "version_id", "kind"),
+    [
+        ("LifecycleExpiration:Delete", ABSENT, "removed"),  # unversioned: the key is gone
+        ("LifecycleExpiration:Delete", "v1", "version_removed"),  # a noncurrent version
+        ("LifecycleExpiration:DeleteMarkerCreated", "marker-1", "removed"),
+        ("LifecycleExpiration:DeleteMarkerCreated", ABSENT, "removed"),
+        ("ObjectRemoved:DeleteMarkerCreated", ABSENT, "removed"),
+    ],
+)
+def test_lifecycle_expiration(name: str, version_id: Any, kind: str) -> None:
+    event = parse_one(event_name=name, version_id=version_id, size=ABSENT)
+    assert event.kind == kind
+    rejection = reject_one(event_name=name, version_id=version_id, sequencer=ABSENT)
+    assert rejection.reason is RejectReason.INVALID_SEQUENCER  # a delete always has one
+    assert name in rejection.message
+
+
+@pytest.mark.parametrize(
     "name",
     [
-        "ObjectRestore:Post",
-        "ObjectRestore:Completed",
-        "ObjectRestore:Delete",
-        "LifecycleExpiration:Delete",
-        "LifecycleExpiration:DeleteMarkerCreated",
-        "LifecycleTransition",
-        "Replication:OperationFailedReplication",
-        "ObjectTagging:Put",
-        "ObjectAcl:Put",
-        "ReducedRedundancyLostObject",
-        "IntelligentTiering",
         "s3:ObjectCreated:Put",  # prefixed names are not native S3
+        "s3:ObjectRemoved:Delete",
+        "s3:TestEvent",
+        "TestEvent",
         "ObjectCreated:*",
+        "ObjectRemoved:*",
+        "ObjectCreated",
         "objectcreated:put",
         "ObjectCreated:Put ",
+        "ObjectAccessed:Get",  # MinIO only
+        "ObjectCreated:PutTagging",  # MinIO only
+        "ObjectRestore:Expired",
+        "Replication:OperationFailed",
+        "LifecycleExpiration",
         "",
         ABSENT,
         None,
@@ -358,7 +430,9 @@ def test_unsupported_event_types(name: Any) -> None:
     rejection = reject_one(event_name=name)
     assert rejection.reason is RejectReason.UNSUPPORTED_EVENT_TYPE
     assert rejection.message.startswith("Records[0].eventName ")
-    assert "ObjectCreated:Put" in rejection.message  # lists what is handled
+    assert "ObjectCreated:*" in rejection.message  # summarizes what is handled
+    assert "docs/kinds.md" in rejection.message
+    assert len(rejection.message) < 400
 
 
 def test_prefixed_name_message_explains_the_prefix() -> None:
@@ -378,6 +452,7 @@ def test_prefixed_name_message_explains_the_prefix() -> None:
         (12, RejectReason.INVALID_FIELD),
         ({"name": "x"}, RejectReason.INVALID_FIELD),
         ("a/b", RejectReason.INVALID_FIELD),
+        ("b\ud800", RejectReason.INVALID_FIELD),  # a lone surrogate is not text
     ],
 )
 def test_bucket_name(bucket: Any, reason: RejectReason) -> None:
@@ -497,6 +572,9 @@ def test_optional_fields_are_kept_verbatim() -> None:
         ({"version_id": 5}, "Records[0].s3.object.versionId"),
         ({"etag": ["x"]}, "Records[0].s3.object.eTag"),
         ({"event_time": 1700000000}, "Records[0].eventTime"),
+        ({"version_id": "v\udcff"}, "Records[0].s3.object.versionId"),
+        ({"etag": "\ud800"}, "Records[0].s3.object.eTag"),
+        ({"event_time": "2026\ud800"}, "Records[0].eventTime"),
     ],
 )
 def test_invalid_optional_fields(fields: dict[str, Any], field: str) -> None:
@@ -568,6 +646,60 @@ def test_event_id_differs_per_sequencer_kind_and_object() -> None:
 def test_event_id_does_not_depend_on_informational_fields() -> None:
     base = parse_one()
     assert parse_one(event_time="2030-01-01T00:00:00Z", etag="x", size=1).id == base.id
+
+
+def test_fallback_event_id_without_sequencer() -> None:
+    name = "ObjectTagging:Put"
+    base = parse_one(event_name=name, sequencer=ABSENT, version_id="v1")
+    # Stable across redeliveries, and independent of the origin.
+    again = parse_s3_records(
+        message(make_record(event_name=name, sequencer=ABSENT, version_id="v1")), "sqs:q"
+    ).events[0]
+    assert again.id == base.id
+    # Built from kind, identity, version id, event time and ETag.
+    assert parse_one(event_name=name, sequencer=ABSENT, version_id="v2").id != base.id
+    assert parse_one(event_name=name, sequencer=ABSENT, version_id="v1", etag="x").id != base.id
+    assert (
+        parse_one(event_name=name, sequencer=ABSENT, version_id="v1", event_time="t").id != base.id
+    )
+    assert parse_one(event_name="ObjectAcl:Put", sequencer=ABSENT, version_id="v1").id != base.id
+    # Informational fields that are not part of the formula do not change it.
+    assert parse_one(event_name=name, sequencer=ABSENT, version_id="v1", size=1).id == base.id
+
+
+def test_fallback_event_id_formula() -> None:
+    material = json.dumps(
+        ["tags_changed", "s3://b/k", "fields", "v1", "2026-11-25T10:00:00.000Z", None],
+        ensure_ascii=True,
+        sort_keys=True,
+    )
+    expected = "s3-" + hashlib.sha256(material.encode()).hexdigest()[:32]
+    assert (
+        fallback_event_id(
+            "s3-", "tags_changed", "s3://b/k", "v1", "2026-11-25T10:00:00.000Z", None, {}
+        )
+        == expected
+    )
+
+
+def test_fallback_event_id_hashes_the_record_when_nothing_else_is_there() -> None:
+    def bare(request_id: str) -> ObjectEvent:
+        record = make_record(
+            event_name="ObjectAcl:Put", sequencer=ABSENT, etag=ABSENT, event_time=ABSENT
+        )
+        record["responseElements"]["x-amz-request-id"] = request_id
+        return parse_s3_records(message(record), ORIGIN).events[0]
+
+    assert bare("A").id == bare("A").id
+    assert bare("A").id != bare("B").id  # two different requests
+    record: dict[object, str] = {1: "mixed", "a": "keys"}  # JSON cannot sort these: still an id
+    assert fallback_event_id("s3-", "acl_changed", "s3://b/k", None, None, None, record)
+
+
+def test_fallback_ids_never_equal_sequencer_ids() -> None:
+    with_sequencer = parse_one(event_name="ObjectTagging:Put")
+    without = parse_one(event_name="ObjectTagging:Put", sequencer=ABSENT)
+    assert with_sequencer.id != without.id
 
 
 # --------------------------------------------------------------------------- messages
@@ -793,6 +925,12 @@ def test_random_mutations_never_raise() -> None:
         message(make_record()),
         message(make_record(), make_record(event_name="ObjectRemoved:Delete", version_id="v")),
         {"Event": "s3:TestEvent", "Bucket": "b"},
+        message(make_record(event_name="ObjectRestore:Post", sequencer=ABSENT)),
+        message(
+            make_record(
+                source="minio:s3", version="2.0", event_name="s3:ObjectCreated:Put", key="a%2Fb"
+            )
+        ),
     ]
     outcomes: set[str] = set()
     for _ in range(4000):
@@ -825,3 +963,179 @@ def test_random_documents_never_raise() -> None:
     for _ in range(3000):
         check_total(random_json(rng))
         check_total({"Records": [random_json(rng) for _ in range(rng.randrange(4))]})
+
+
+# --------------------------------------------------------------------------- fixtures
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "s3"
+VERSION_Q3 = "3HL4kqtJlcpXroDTDmJ+rmSpXd3dIbrHY+MTRCxf3vjVBH40Nr8X8gdRQBpUMLUo"
+
+# Each fixture holds one record: (kind, key, position, version_id).
+SINGLE_RECORD_FIXTURES: dict[str, tuple[str, str, str | None, str | None]] = {
+    "created_put": (
+        "created",
+        "incoming/June report+final.csv",
+        "0055aed6dcd90281e5",
+        None,
+    ),
+    "created_post": ("created", "incoming/June report+final.csv", "0055aed6dcd90281e6", None),
+    "created_copy": ("created", "incoming/June report+final.csv", "0055aed6dcd90281e7", None),
+    "created_complete_multipart_upload": (
+        "created",
+        "incoming/June report+final.csv",
+        "0055aed6dcd90281e8",
+        None,
+    ),
+    "removed_delete_unversioned": (
+        "removed",
+        "incoming/June report+final.csv",
+        "0055aed6dcd90281f0",
+        None,
+    ),
+    "versioned_created_put": ("created", "reports/q3.pdf", "0062f1a0b3c4d5e600", VERSION_Q3),
+    "versioned_delete_version": (
+        "version_removed",
+        "reports/q3.pdf",
+        "0062f1a0b3c4d5e700",
+        VERSION_Q3,
+    ),
+    "versioned_delete_marker_created": (
+        "removed",
+        "reports/q3.pdf",
+        "0062f1a0b3c4d5e800",
+        "Zx9mT0dI7w2Qy1.Vb3nKc8LhFp4RsAeJ",
+    ),
+    "restore_post": ("restore_started", "archive/2019/ledger.csv", None, None),
+    "restore_completed": ("restored", "archive/2019/ledger.csv", None, None),
+    "restore_delete": ("restore_expired", "archive/2019/ledger.csv", None, None),
+    "lifecycle_expiration_delete": ("removed", "tmp/session-41.json", "0063a1b2c3d4e5f601", None),
+    "lifecycle_expiration_delete_version": (
+        "version_removed",
+        "reports/q3.pdf",
+        "0063a1b2c3d4e5f602",
+        VERSION_Q3,
+    ),
+    "lifecycle_expiration_delete_marker_created": (
+        "removed",
+        "reports/q2.pdf",
+        "0063a1b2c3d4e5f603",
+        "e1Qm2Ck7Jw0Yb5Nz8TpRa3HfLd6Gs9Vx",
+    ),
+    "lifecycle_transition": ("storage_class_changed", "logs/2026/01/app.log.gz", None, None),
+    "intelligent_tiering": ("access_tier_changed", "media/raw/clip-0007.mov", None, None),
+    "reduced_redundancy_lost_object": ("object_lost", "thumbs/a1.png", None, None),
+    "replication_failed": ("replication_failed", "reports/q3.pdf", None, VERSION_Q3),
+    "replication_missed_threshold": (
+        "replication_missed_threshold",
+        "reports/q3.pdf",
+        None,
+        VERSION_Q3,
+    ),
+    "replication_after_threshold": (
+        "replication_after_threshold",
+        "reports/q3.pdf",
+        None,
+        VERSION_Q3,
+    ),
+    "replication_not_tracked": ("replication_not_tracked", "reports/q3.pdf", None, VERSION_Q3),
+    "tagging_put": ("tags_changed", "reports/q3.pdf", "0064b2c3d4e5f60701", VERSION_Q3),
+    "tagging_delete": ("tags_changed", "reports/q3.pdf", None, VERSION_Q3),
+    "acl_put": ("acl_changed", "public/index.html", None, None),
+}
+
+# The decoded names of tests/fixtures/s3/tricky_keys*.json, in record order.
+LONG_KEY = "r\u00e9pertoire/" * 85 + "f.gz"  # exactly 1024 bytes of UTF-8, S3's maximum
+TRICKY_KEYS = [
+    "incoming/June report+final.csv",
+    "100%.txt",
+    "100%25.txt",
+    "a%2Fb",
+    "//double//slash///end/",
+    "données/été 2024/café €.txt",
+    "写真/猫.jpg",
+    "\U0001f600 smile.png",
+    "  leading and trailing  ",
+    "a+b=c&d?e#f;g,h:i@j$k.txt",
+    "tilde~under_score-dash.dot",
+    LONG_KEY,
+]
+
+
+def load_fixture(name: str) -> object:
+    return json.loads((FIXTURES / f"{name}.json").read_text(encoding="utf-8"))
+
+
+def test_every_fixture_is_covered() -> None:
+    names = {path.stem for path in FIXTURES.glob("*.json")}
+    covered = {
+        *SINGLE_RECORD_FIXTURES,
+        "test_event",
+        "tricky_keys",
+        "tricky_keys_slash_escaped",
+        "multi_record",
+    }
+    assert names == covered
+
+
+@pytest.mark.parametrize("name", sorted(SINGLE_RECORD_FIXTURES))
+def test_single_record_fixtures(name: str) -> None:
+    kind, key, position, version_id = SINGLE_RECORD_FIXTURES[name]
+    document = load_fixture(name)
+    result = parse_s3_records(document, f"file:{name}.json:1")
+    assert result.rejections == []
+    (event,) = result.events
+    assert (event.kind, event.key, event.position, event.version_id) == (
+        kind,
+        key,
+        position,
+        version_id,
+    )
+    assert event.source == "s3"
+    assert event.bucket == "amzn-s3-demo-bucket"
+    assert isinstance(document, dict)
+    assert event.event_name == document["Records"][0]["eventName"]
+    if position is not None:
+        assert event.id == s3_event_id(kind, f"s3://{event.bucket}/{key}", position)
+    else:
+        assert event.id.startswith("s3-")
+    # A redelivery of the same bytes gets the same id.
+    assert parse_s3_records(load_fixture(name), "sqs:other").events[0].id == event.id
+
+
+def test_fixture_test_event_is_ignored() -> None:
+    result = parse_s3_records(load_fixture("test_event"), ORIGIN)
+    assert [item.reason for item in result.items if isinstance(item, Ignored)] == ["s3_test_event"]
+    assert len(result) == 1
+
+
+@pytest.mark.parametrize("name", ["tricky_keys", "tricky_keys_slash_escaped"])
+def test_fixture_tricky_keys(name: str) -> None:
+    result = parse_s3_records(load_fixture(name), ORIGIN)
+    assert result.rejections == []
+    assert [event.key for event in result.events] == TRICKY_KEYS
+    assert len(result.events[-1].key.encode("utf-8")) == 1024
+    assert len({event.id for event in result.events}) == len(TRICKY_KEYS)
+
+
+def test_slash_escaping_does_not_change_the_event() -> None:
+    # S3 may or may not escape '/': both spellings denote the same object.
+    plain = parse_s3_records(load_fixture("tricky_keys"), ORIGIN).events
+    escaped = parse_s3_records(load_fixture("tricky_keys_slash_escaped"), ORIGIN).events
+    assert plain == escaped
+
+
+def test_fixture_multi_record() -> None:
+    result = parse_s3_records(load_fixture("multi_record"), ORIGIN)
+    outcome = [
+        item.kind if isinstance(item, ObjectEvent) else getattr(item, "reason", None)
+        for item in result.items
+    ]
+    assert outcome == [
+        "created",
+        RejectReason.UNSUPPORTED_EVENT_TYPE,  # an 's3:'-prefixed name from aws:s3
+        "removed",
+        RejectReason.INVALID_KEY_ENCODING,
+        RejectReason.INVALID_SEQUENCER,  # a creation always has a sequencer
+        "tags_changed",  # no sequencer needed for a tag change
+    ]
+    assert [r.record_index for r in result.rejections] == [1, 3, 4]

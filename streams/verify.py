@@ -1,0 +1,319 @@
+"""`seqgate verify`: check DESIGN §5's invariant from outside the workers.
+
+For each input partition, in offset order up to the group's committed
+offset, the same pure decision function (`streams.replay`) says which
+outbox records must exist. They are compared with the outbox as a
+`read_committed` consumer sees it, and the final replay state with the
+committed watermarks in the changelog.
+
+Memory is bounded by one partition's state (one watermark per object),
+never by the number of records: both sides are streamed in input-offset
+order and merged.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+
+from schemas.codec import OUTBOX_RECORD, WATERMARK, CodecError
+from schemas.records import OutboxRecord, Watermark
+from streams.kafka_clients import client_config
+from streams.policy import Policy
+from streams.replay import InputRecord, PartitionReplay
+
+
+class VerifyError(Exception):
+    """verify could not read what it needs (the check itself did not run)."""
+
+
+@dataclass
+class PartitionReport:
+    partition: int
+    committed_offset: int = 0
+    inputs: int = 0
+    expected: int = 0
+    found: int = 0
+    missing: int = 0
+    unexpected: int = 0
+    duplicated: int = 0
+    not_increasing: int = 0
+    watermark_mismatches: int = 0
+    examples: list[str] = field(default_factory=list)
+
+    def problems(self) -> int:
+        return (
+            self.missing
+            + self.unexpected
+            + self.duplicated
+            + self.not_increasing
+            + self.watermark_mismatches
+        )
+
+    def note(self, text: str) -> None:
+        if len(self.examples) < 5:
+            self.examples.append(text)
+
+
+@dataclass
+class VerifyReport:
+    partitions: list[PartitionReport]
+
+    def ok(self) -> bool:
+        return all(report.problems() == 0 for report in self.partitions)
+
+    def totals(self) -> dict[str, int]:
+        names = [
+            "inputs",
+            "expected",
+            "found",
+            "missing",
+            "unexpected",
+            "duplicated",
+            "not_increasing",
+            "watermark_mismatches",
+        ]
+        return {name: sum(getattr(r, name) for r in self.partitions) for name in names}
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "ok": self.ok(),
+            "totals": self.totals(),
+            "partitions": [asdict(report) for report in self.partitions],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyTarget:
+    bootstrap_servers: str
+    application_id: str
+    input_topic: str
+    outbox_topic: str
+    changelog_topic: str
+    policy: Policy
+    timeout_s: float = 60.0
+
+
+Progress = Callable[[int, PartitionReport], None]
+
+
+def verify(target: VerifyTarget, progress: Progress | None = None) -> VerifyReport:
+    reader = _Reader(target)
+    try:
+        committed = reader.committed_offsets()
+        outbox_partitions = reader.partitions(target.outbox_topic)
+        same_layout = len(outbox_partitions) == len(committed)
+        reports = []
+        for partition in sorted(committed):
+            report = PartitionReport(partition, committed_offset=committed[partition])
+            sources = [partition] if same_layout else outbox_partitions
+            _check_partition(reader, target, report, sources)
+            reports.append(report)
+            if progress is not None:
+                progress(len(committed), report)
+        return VerifyReport(reports)
+    finally:
+        reader.close()
+
+
+def _check_partition(
+    reader: _Reader, target: VerifyTarget, report: PartitionReport, outbox_sources: list[int]
+) -> None:
+    partition = report.partition
+    replay = PartitionReplay(target.policy)
+
+    def expected_records() -> Iterator[OutboxRecord]:
+        for record in reader.read(target.input_topic, [partition], stop=report.committed_offset):
+            report.inputs += 1
+            accepted = replay.apply(record)
+            if accepted is not None:
+                report.expected += 1
+                yield accepted
+
+    found = _found_records(reader, target, report, outbox_sources)
+    _merge(expected_records(), found, report)
+    _check_watermarks(reader, target, report, replay.state)
+
+
+def _found_records(
+    reader: _Reader, target: VerifyTarget, report: PartitionReport, sources: list[int]
+) -> Iterator[OutboxRecord]:
+    last_position: dict[str, str] = {}
+    order = target.policy.order
+    for message in reader.read(target.outbox_topic, sources):
+        try:
+            record = OUTBOX_RECORD.decode(message.value or b"")
+        except CodecError as error:
+            report.unexpected += 1
+            report.note(f"outbox offset {message.offset}: undecodable ({error})")
+            continue
+        if record.input_partition != report.partition:
+            continue
+        report.found += 1
+        identity = (message.key or b"").decode("utf-8", "replace")
+        position = record.event.position
+        previous = last_position.get(identity)
+        if previous is not None and position is not None:
+            comparison = order.compare(position, previous)
+            if comparison == 0:
+                report.duplicated += 1
+                report.note(f"{identity}@{position} twice in the outbox")
+            elif comparison < 0:
+                report.not_increasing += 1
+                report.note(f"{identity}: {position} after {previous} in the outbox")
+        if position is not None:
+            last_position[identity] = position
+        yield record
+
+
+def _merge(
+    expected: Iterator[OutboxRecord], found: Iterator[OutboxRecord], report: PartitionReport
+) -> None:
+    """Walk both streams in input-offset order."""
+    want = next(expected, None)
+    have = next(found, None)
+    while want is not None or have is not None:
+        if have is None or (want is not None and want.input_offset < have.input_offset):
+            assert want is not None
+            report.missing += 1
+            report.note(f"missing: input offset {want.input_offset} ({want.event.id})")
+            want = next(expected, None)
+        elif want is None or have.input_offset < want.input_offset:
+            report.unexpected += 1
+            report.note(f"unexpected: outbox record for input offset {have.input_offset}")
+            have = next(found, None)
+        else:
+            if have != want:
+                report.unexpected += 1
+                report.missing += 1
+                report.note(f"different record for input offset {have.input_offset}")
+            want = next(expected, None)
+            have = next(found, None)
+
+
+def _check_watermarks(
+    reader: _Reader, target: VerifyTarget, report: PartitionReport, state: dict[str, Watermark]
+) -> None:
+    committed: dict[str, Watermark] = {}
+    for message in reader.read(target.changelog_topic, [report.partition]):
+        key = (message.key or b"").decode("utf-8", "replace")
+        if message.value is None:
+            committed.pop(key, None)
+            continue
+        try:
+            committed[key] = WATERMARK.decode(message.value)
+        except CodecError:
+            report.watermark_mismatches += 1
+            report.note(f"changelog offset {message.offset}: undecodable watermark")
+    for identity in state.keys() | committed.keys():
+        if state.get(identity) != committed.get(identity):
+            report.watermark_mismatches += 1
+            report.note(
+                f"watermark of {identity}: committed {committed.get(identity)},"
+                f" replay {state.get(identity)}"
+            )
+
+
+class _Reader:
+    """Reads partitions to their end with read_committed.
+
+    Each read has its own consumer, because the merge walks two streams
+    (input and outbox) at the same time.
+    """
+
+    def __init__(self, target: VerifyTarget) -> None:
+        self.target = target
+        self._consumer = self._new_consumer()
+
+    def _new_consumer(self) -> Consumer:
+        return Consumer(
+            client_config(
+                self.target.bootstrap_servers,
+                **{
+                    "group.id": f"{self.target.application_id}-verify",
+                    "isolation.level": "read_committed",
+                    "enable.auto.commit": False,
+                    "enable.partition.eof": True,
+                    "auto.offset.reset": "earliest",
+                },
+            )
+        )
+
+    def partitions(self, topic: str) -> list[int]:
+        metadata = self._consumer.list_topics(topic, timeout=self.target.timeout_s)
+        found = metadata.topics.get(topic)
+        if found is None or found.error is not None:
+            raise VerifyError(f"topic {topic} does not exist: check the topic options")
+        return sorted(found.partitions)
+
+    def committed_offsets(self) -> dict[int, int]:
+        topic = self.target.input_topic
+        partitions = [TopicPartition(topic, p) for p in self.partitions(topic)]
+        group = self.target.application_id
+        # A read_committed consumer asks for stable offsets: this waits while a
+        # transaction of a dead worker still holds offsets for the group.
+        consumer = Consumer(
+            client_config(
+                self.target.bootstrap_servers,
+                **{"group.id": group, "isolation.level": "read_committed"},
+            )
+        )
+        try:
+            offsets = consumer.committed(partitions, timeout=self.target.timeout_s)
+        except KafkaException as error:
+            raise VerifyError(
+                f"cannot read the committed offsets of group {group}: {error.args[0].str()}"
+                " (an open transaction of a stopped worker holds them until it is aborted:"
+                " restart that worker or wait for transaction.timeout.ms)"
+            ) from error
+        finally:
+            consumer.close()
+        return {tp.partition: max(tp.offset, 0) for tp in offsets}
+
+    def read(
+        self, topic: str, partitions: list[int], stop: int | None = None
+    ) -> Iterator[InputRecord]:
+        """Records of `partitions` (in order, one partition after the other) up to the end,
+        or up to offset `stop` (exclusive) when given."""
+        for partition in partitions:
+            yield from self._read_one(topic, partition, stop)
+
+    def _read_one(self, topic: str, partition: int, stop: int | None) -> Iterator[InputRecord]:
+        tp = TopicPartition(topic, partition)
+        low, high = self._consumer.get_watermark_offsets(tp, timeout=self.target.timeout_s)
+        end = high if stop is None else min(stop, high)
+        if end <= low:
+            return
+        consumer = self._new_consumer()
+        consumer.assign([TopicPartition(topic, partition, low)])
+        try:
+            last_progress = time.monotonic()
+            while True:
+                # consume() waits for a full batch or the timeout: keep it short.
+                messages = consumer.consume(1000, timeout=0.2)
+                if not messages:
+                    if time.monotonic() - last_progress > self.target.timeout_s:
+                        raise VerifyError(f"reading {topic}[{partition}] stalled")
+                    continue
+                last_progress = time.monotonic()
+                for message in messages:
+                    error = message.error()
+                    if error is not None:
+                        if error.code() == KafkaError._PARTITION_EOF:
+                            return
+                        raise VerifyError(f"reading {topic}[{partition}]: {error.str()}")
+                    offset = message.offset()
+                    assert offset is not None
+                    if offset >= end:
+                        return
+                    yield InputRecord(partition, offset, message.key(), message.value())
+                    if offset + 1 >= end:
+                        return
+        finally:
+            consumer.close()
+
+    def close(self) -> None:
+        self._consumer.close()
