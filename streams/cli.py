@@ -390,6 +390,22 @@ def worker_options(func: F) -> F:
             help="Commit the transaction after this many input records.",
         ),
         setting(
+            "--session-timeout-ms",
+            "SEQGATE_SESSION_TIMEOUT_MS",
+            default=45_000,
+            type=click.IntRange(1000, 3_600_000),
+            help="How long the group waits for a silent worker before moving its partitions.",
+        ),
+        setting(
+            "--transaction-timeout-ms",
+            "SEQGATE_TRANSACTION_TIMEOUT_MS",
+            default=60_000,
+            type=click.IntRange(1000, 900_000),
+            help="How long a dead worker's open transaction may hold back read_committed"
+            " readers before the broker aborts it (a restart with the same --instance-id"
+            " ends it at once).",
+        ),
+        setting(
             "--state-dir",
             "SEQGATE_STATE_DIR",
             default=".seqgate/state",
@@ -434,6 +450,8 @@ def worker(
     commit_every: int,
     commit_interval_ms: int,
     batch_size: int,
+    session_timeout_ms: int,
+    transaction_timeout_ms: int,
     print_config: bool,
 ) -> None:
     """Run the exactly-once processor until SIGTERM or Ctrl-C.
@@ -466,6 +484,8 @@ def worker(
         commit_every=commit_every,
         commit_interval_ms=commit_interval_ms,
         batch_size=batch_size,
+        session_timeout_ms=session_timeout_ms,
+        transaction_timeout_ms=transaction_timeout_ms,
     )
     if print_config:
         resolved = {
@@ -483,6 +503,8 @@ def worker(
             "commit_every": config.commit_every,
             "commit_interval_ms": config.commit_interval_ms,
             "batch_size": config.batch_size,
+            "session_timeout_ms": config.session_timeout_ms,
+            "transaction_timeout_ms": config.transaction_timeout_ms,
         }
         click.echo(json.dumps(resolved, indent=2))
         return

@@ -67,6 +67,8 @@ class WorkerConfig:
     commit_every: int = 2000
     commit_interval_ms: int = 100
     batch_size: int = 500
+    session_timeout_ms: int = 45_000
+    transaction_timeout_ms: int = 60_000
     kafka_timeout_s: float = 30.0
     extra_consumer_config: dict[str, str] = field(default_factory=dict)
     extra_producer_config: dict[str, str] = field(default_factory=dict)
@@ -152,6 +154,7 @@ class Worker:
                 # Static membership: a restarted instance takes its partitions
                 # back at once instead of waiting for the session timeout.
                 "group.instance.id": self.config.instance_id,
+                "session.timeout.ms": self.config.session_timeout_ms,
                 "isolation.level": "read_committed",
                 "enable.auto.commit": False,
                 "auto.offset.reset": "earliest",
@@ -178,6 +181,9 @@ class Worker:
             self.config.bootstrap_servers,
             **{
                 "transactional.id": self.config.transactional_id,
+                # How long a dead worker's open transaction can hold back
+                # read_committed readers before the broker aborts it.
+                "transaction.timeout.ms": self.config.transaction_timeout_ms,
                 "enable.idempotence": True,
                 "acks": "all",
                 "linger.ms": 5,
