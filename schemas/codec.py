@@ -36,7 +36,7 @@ from typing import Any, Final, Generic, TypeVar, cast
 from fastavro import schemaless_reader, schemaless_writer
 from fastavro.schema import expand_schema, fingerprint, parse_schema, to_parsing_canonical_form
 
-from schemas.records import ObjectEvent, OutboxRecord, RejectedRecord, Watermark
+from schemas.records import ObjectEvent, OutboxRecord, RejectedRecord, SeenEvent, Watermark
 
 __all__ = [
     "CONFLUENT_MAGIC",
@@ -46,6 +46,7 @@ __all__ = [
     "SCHEMA_FILES",
     "SINGLE_OBJECT_MAGIC",
     "WATERMARK",
+    "SEEN_EVENT",
     "AvroCodec",
     "CodecError",
     "confluent_frame",
@@ -71,6 +72,7 @@ SCHEMA_FILES: Final = (
     "outbox_record.avsc",
     "rejected_record.avsc",
     "watermark.avsc",
+    "seen_event.avsc",
 )
 """The package's schema files, in load order: a schema may refer by name to the
 named types of the files before it (``outbox_record`` uses ``io.seqgate.ObjectEvent``)."""
@@ -370,6 +372,20 @@ def _watermark_from_avro(d: dict[str, Any]) -> Watermark:
     return Watermark(*d.values())
 
 
+def _seen_to_avro(seen: SeenEvent) -> dict[str, Any]:
+    return {
+        "event_id": seen.event_id,
+        "identity": seen.identity,
+        "record_time": seen.record_time,
+        "input_partition": _int32(seen.input_partition, "input_partition"),
+        "input_offset": seen.input_offset,
+    }
+
+
+def _seen_from_avro(d: dict[str, Any]) -> SeenEvent:
+    return SeenEvent(*d.values())
+
+
 def _check_fields(parsed: Any, record_type: type[Any]) -> None:
     """The contract: schema fields and dataclass fields agree, in order."""
     in_schema = [f["name"] for f in parsed["fields"]]
@@ -419,4 +435,7 @@ REJECTED_RECORD: Final = _codec(
 )
 WATERMARK: Final = _codec(
     "watermark.avsc", Watermark, _watermark_to_avro, _watermark_from_avro, Watermark.from_dict
+)
+SEEN_EVENT: Final = _codec(
+    "seen_event.avsc", SeenEvent, _seen_to_avro, _seen_from_avro, SeenEvent.from_dict
 )

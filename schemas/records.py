@@ -111,3 +111,21 @@ class Watermark:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Watermark:
         return cls(**{name: data[name] for name in cls.__slots__})
+
+
+@dataclass(frozen=True, slots=True)
+class SeenEvent:
+    """An event id accepted from a dedupe-only source, with its record time."""
+
+    event_id: str
+    identity: str
+    record_time: int
+    input_partition: int
+    input_offset: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SeenEvent:
+        return cls(**{name: data[name] for name in cls.__slots__})

@@ -1,7 +1,17 @@
 """The decision rule of the processor (DESIGN §1, §3): pure, no I/O.
 
-Given one event and the committed watermark of its object, say what happens
-to it. Every input ends in exactly one `Outcome`.
+Given one event and the committed state it touches, say what happens to it.
+Every input ends in exactly one `Outcome`.
+
+Two modes, chosen per source (`Policy.trust_for`):
+
+* **ordered** — the source's position orders the writes of one object
+  (S3 and Azure sequencers): accepted iff strictly greater than the
+  object's watermark; equal is a duplicate, lower is stale.
+* **dedupe-only** — the position cannot be trusted to order (MinIO's node
+  clock, GCS generations, webhooks without one): accepted iff the event id
+  was not accepted within the dedupe window, measured in *record time*
+  (the Kafka timestamps of the input) so that a replay decides the same.
 """
 
 from __future__ import annotations
@@ -11,8 +21,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from connectors.errors import RejectReason
-from schemas.records import EventKind, ObjectEvent, Watermark
-from streams.ordering import PositionOrder, order_named
+from connectors.s3_event_names import KIND_DESCRIPTIONS
+from schemas.records import EventKind, ObjectEvent, SeenEvent, Watermark
+from streams.ordering import NUMERIC_SEQUENCER_ORDER, PositionOrder, order_named
 
 
 class Outcome(StrEnum):
@@ -24,29 +35,60 @@ class Outcome(StrEnum):
     REJECTED = "rejected"
 
 
+class Trust(StrEnum):
+    ORDERED = "ordered"
+    DEDUPE = "dedupe"
+
+
 OUTCOMES: tuple[Outcome, ...] = tuple(Outcome)
 DEFAULT_ADMITTED_KINDS: frozenset[str] = frozenset({EventKind.CREATED.value})
+DEFAULT_ORDERED_SOURCES: frozenset[str] = frozenset({"s3", "azure"})
+DEFAULT_DEDUPE_WINDOW_MS = 24 * 60 * 60 * 1000
+KNOWN_KINDS: frozenset[str] = frozenset(KIND_DESCRIPTIONS)
+
+# Sources whose positions have their own comparison whatever --ordering says.
+_SOURCE_ORDERS: dict[str, PositionOrder] = {"minio": NUMERIC_SEQUENCER_ORDER}
 
 
 @dataclass(frozen=True, slots=True)
 class Policy:
     """Which events the processor forwards.
 
-    `order` compares positions of one object; `admitted_kinds` selects the
-    kinds that may advance a watermark (the rest are `filtered`).
+    `order` compares S3 positions of one object; `admitted_kinds` selects
+    the kinds that may be accepted (the rest are `filtered`);
+    `ordered_sources` are trusted to order, the others are dedupe-only
+    with a window of `dedupe_window_ms` of record time.
     """
 
     order: PositionOrder
     admitted_kinds: frozenset[str] = DEFAULT_ADMITTED_KINDS
+    ordered_sources: frozenset[str] = DEFAULT_ORDERED_SOURCES
+    dedupe_window_ms: int = DEFAULT_DEDUPE_WINDOW_MS
 
     @classmethod
-    def build(cls, ordering: str = "aws", admitted_kinds: Iterable[str] | None = None) -> Policy:
+    def build(
+        cls,
+        ordering: str = "aws",
+        admitted_kinds: Iterable[str] | None = None,
+        *,
+        ordered_sources: Iterable[str] | None = None,
+        dedupe_window_ms: int = DEFAULT_DEDUPE_WINDOW_MS,
+    ) -> Policy:
         kinds = DEFAULT_ADMITTED_KINDS if admitted_kinds is None else frozenset(admitted_kinds)
-        unknown = kinds - {kind.value for kind in EventKind}
+        unknown = kinds - KNOWN_KINDS
         if unknown:
-            valid = ", ".join(kind.value for kind in EventKind)
+            valid = ", ".join(sorted(KNOWN_KINDS))
             raise ValueError(f"unknown event kind(s) {sorted(unknown)}: valid kinds are {valid}")
-        return cls(order=order_named(ordering), admitted_kinds=kinds)
+        if dedupe_window_ms <= 0:
+            raise ValueError(f"the dedupe window must be positive, got {dedupe_window_ms} ms")
+        sources = DEFAULT_ORDERED_SOURCES if ordered_sources is None else frozenset(ordered_sources)
+        return cls(order_named(ordering), kinds, sources, dedupe_window_ms)
+
+    def trust_for(self, source: str) -> Trust:
+        return Trust.ORDERED if source in self.ordered_sources else Trust.DEDUPE
+
+    def order_for(self, source: str) -> PositionOrder:
+        return _SOURCE_ORDERS.get(source, self.order)
 
 
 class UndecidableEvent(Exception):
@@ -59,7 +101,7 @@ class UndecidableEvent(Exception):
 
 
 def decide(event: ObjectEvent, current: Watermark | None, policy: Policy) -> Outcome:
-    """Decide one event against the watermark of its object.
+    """Decide one event of an ordered source against the watermark of its object.
 
     Accepted iff the kind is admitted and the position is strictly greater
     than the watermark's; equal is a duplicate (the same write delivered
@@ -72,16 +114,39 @@ def decide(event: ObjectEvent, current: Watermark | None, policy: Policy) -> Out
         raise UndecidableEvent(
             RejectReason.MISSING_POSITION,
             f"event {event.id} for {event.source}://{event.bucket}/{event.key} has no position;"
-            " ordered sources must carry one",
+            f" {event.source} is configured as an ordered source, which must carry one",
         )
+    order = policy.order_for(event.source)
     try:
         if current is None:
-            policy.order.canonical(event.position)  # validates it
+            order.canonical(event.position)  # validates it
             return Outcome.ACCEPTED
-        comparison = policy.order.compare(event.position, current.position)
+        comparison = order.compare(event.position, current.position)
     except ValueError as error:
         reason = RejectReason.INVALID_SEQUENCER
         raise UndecidableEvent(reason, f"event {event.id}: {error}") from error
     if comparison > 0:
         return Outcome.ACCEPTED
     return Outcome.DUPLICATE if comparison == 0 else Outcome.STALE
+
+
+def decide_dedupe(
+    event: ObjectEvent, seen: SeenEvent | None, stream_time: int, policy: Policy
+) -> Outcome:
+    """Decide one event of a dedupe-only source.
+
+    `stream_time` is the highest input record time of the partition so far
+    (this record included). An accepted id stays a duplicate until the
+    stream time passes its record time by more than the window; purging
+    expired ids later never changes a decision, because an expired entry
+    already counts as absent.
+    """
+    if event.kind not in policy.admitted_kinds:
+        return Outcome.FILTERED
+    if seen is not None and not expired(seen, stream_time, policy):
+        return Outcome.DUPLICATE
+    return Outcome.ACCEPTED
+
+
+def expired(seen: SeenEvent, stream_time: int, policy: Policy) -> bool:
+    return seen.record_time + policy.dedupe_window_ms < stream_time

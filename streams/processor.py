@@ -37,14 +37,21 @@ from confluent_kafka import (
 )
 
 from connectors.errors import RejectReason
-from schemas.codec import OBJECT_EVENT, OUTBOX_RECORD, REJECTED_RECORD, WATERMARK, CodecError
-from schemas.records import ObjectEvent, OutboxRecord, RejectedRecord, Watermark
+from schemas.codec import OBJECT_EVENT, OUTBOX_RECORD, REJECTED_RECORD, CodecError
+from schemas.records import RejectedRecord
 from streams.accounting import OutcomeCounters
+from streams.decider import InputPosition, decide_record, purgeable
 from streams.faults import FaultInjector, FaultPoint
 from streams.kafka_clients import client_config
-from streams.policy import Outcome, Policy, UndecidableEvent, decide
+from streams.policy import Outcome, Policy, UndecidableEvent
 from streams.restore import restore_partition
-from streams.state_store import PartitionStore, StateDirectory, TransactionOverlay
+from streams.state_store import (
+    STREAM_TIME_KEY,
+    PartitionStore,
+    StateDirectory,
+    TransactionOverlay,
+    decode_stream_time,
+)
 from streams.topics import changelog_topic
 
 log = logging.getLogger(__name__)
@@ -100,7 +107,6 @@ class _PendingState:
     """Everything the open transaction holds until it commits."""
 
     overlay: TransactionOverlay = field(default_factory=TransactionOverlay)
-    encoded: dict[int, dict[str, bytes]] = field(default_factory=dict)
     next_offsets: dict[int, int] = field(default_factory=dict)
     changelog_last_offset: dict[int, int] = field(default_factory=dict)
     delivery_errors: list[KafkaError] = field(default_factory=list)
@@ -116,6 +122,22 @@ def coordinates(message: Message) -> tuple[int, int]:
     assert partition is not None and offset is not None
     return partition, offset
 
+
+class _OverlayView:
+    """The state one record sees: the open transaction's changes, then committed state."""
+
+    def __init__(self, overlay: TransactionOverlay, store: PartitionStore, partition: int) -> None:
+        self._overlay = overlay
+        self._store = store
+        self._partition = partition
+
+    def get(self, key: bytes) -> bytes | None:
+        found, value = self._overlay.lookup(self._partition, key)
+        return value if found else self._store.get(key)
+
+
+# Expired dedupe ids tombstoned per partition and commit, to bound commit time.
+_PURGE_PER_COMMIT = 1000
 
 CommitListener = Callable[[list[Decision]], None]
 
@@ -279,49 +301,59 @@ class Worker:
             return
         key = message.key()
         identity = key.decode("utf-8") if key else f"{event.source}://{event.bucket}/{event.key}"
-        current = pending.overlay.get(partition, identity) or self._store(partition).get(identity)
+        # The input record's timestamp, never the clock: replays decide the same
+        # and produce byte-identical outbox records.
+        record_time = message.timestamp()[1]
+        at = InputPosition(partition, offset, record_time)
         try:
-            outcome = decide(event, current, self.config.policy)
+            verdict = decide_record(
+                _OverlayView(pending.overlay, self._store(partition), partition),
+                event,
+                identity,
+                at,
+                self.config.policy,
+            )
         except UndecidableEvent as undecidable:
             self._dead_letter(message, undecidable.reason, undecidable.message)
             return
-        if outcome is Outcome.ACCEPTED:
-            assert event.position is not None
-            self._accept(message, identity, event, current)
-        pending.counters.add(partition, outcome)
+        for state_key, value in verdict.changes.items():
+            pending.overlay.put(partition, state_key, value)
+        if verdict.outbox is not None:
+            self._producer.produce(
+                self.config.outbox_topic,
+                key=identity.encode("utf-8"),
+                value=OUTBOX_RECORD.encode(verdict.outbox),
+                timestamp=record_time,
+                on_delivery=self._on_delivery,
+            )
+        pending.counters.add(partition, verdict.outcome)
         pending.decisions.append(
-            Decision(partition, offset, identity, event.position, outcome, event.id)
+            Decision(partition, offset, identity, event.position, verdict.outcome, event.id)
         )
         self._faults.reach(FaultPoint.AFTER_STATE_UPDATE)
 
-    def _accept(
-        self, message: Message, identity: str, event: ObjectEvent, current: Watermark | None
-    ) -> None:
-        assert event.position is not None
-        partition, offset = coordinates(message)
-        watermark = Watermark(event.position, event.id, partition, offset)
-        encoded = WATERMARK.encode(watermark)
-        self._pending.overlay.put(partition, identity, watermark)
-        self._pending.encoded.setdefault(partition, {})[identity] = encoded
-        key = identity.encode("utf-8")
-        # The input record's timestamp, not the clock: replays stay byte-identical.
-        timestamp = message.timestamp()[1]
-        outbox = OutboxRecord(event, current.position if current else None, partition, offset)
-        self._producer.produce(
-            self.config.outbox_topic,
-            key=key,
-            value=OUTBOX_RECORD.encode(outbox),
-            timestamp=timestamp,
-            on_delivery=self._on_delivery,
-        )
-        self._producer.produce(
-            self.config.changelog_topic,
-            key=key,
-            value=encoded,
-            partition=partition,
-            timestamp=timestamp,
-            on_delivery=self._on_changelog_delivery,
-        )
+    def _produce_changelog(self) -> None:
+        """Write the transaction's state changes (last value per key) to the changelog,
+        with tombstones for dedupe ids that have expired in record time."""
+        overlay = self._pending.overlay
+        for partition, changes in list(overlay.partitions().items()):
+            raw_time = changes.get(STREAM_TIME_KEY)
+            store = self._stores.get(partition)
+            if raw_time is not None and store is not None:
+                stream_time = decode_stream_time(raw_time)
+                horizon = stream_time - self.config.policy.dedupe_window_ms
+                candidates = store.seen_older_than(horizon, limit=_PURGE_PER_COMMIT)
+                for state_key in purgeable(candidates, stream_time, self.config.policy):
+                    if state_key not in changes:
+                        overlay.put(partition, state_key, None)
+            for state_key, value in changes.items():
+                self._producer.produce(
+                    self.config.changelog_topic,
+                    key=state_key,
+                    value=value,
+                    partition=partition,
+                    on_delivery=self._on_changelog_delivery,
+                )
 
     def _dead_letter(self, message: Message, reason: RejectReason, text: str) -> None:
         partition, offset = coordinates(message)
@@ -397,6 +429,7 @@ class Worker:
     def _commit(self) -> None:
         timeout = self.config.kafka_timeout_s
         pending = self._pending
+        self._produce_changelog()
         # flush() serves the delivery reports: afterwards we know every
         # changelog offset this transaction wrote.
         self._flush(timeout)
@@ -421,11 +454,11 @@ class Worker:
         self._in_transaction = False
         self._faults.reach(FaultPoint.AFTER_COMMIT)
         # Kafka has the transaction; now (and only now) the committed state.
-        for partition, changes in pending.encoded.items():
+        for partition, changes in pending.overlay.partitions().items():
             store = self._stores.get(partition)
             last = pending.changelog_last_offset.get(partition)
             if store is not None and last is not None:
-                store.apply(dict(changes), last + 1)
+                store.apply(changes, last + 1)
         self.counters.merge(pending.counters)
         self.commits += 1
         decisions = pending.decisions

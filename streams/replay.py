@@ -1,9 +1,9 @@
 """The reference model: what the outbox must contain for a given input.
 
-Replaying each input partition in offset order through the same pure
-decision function (`streams.policy.decide`) with a plain dict as state
-yields the outbox that exactly-once processing promises (DESIGN §5). Tests
-and the `verify` command compare the real outbox against it.
+Replaying each input partition in offset order through the same decision
+rules (`streams.decider`) with a plain dict as state yields the outbox that
+exactly-once processing promises (DESIGN §5). Tests and the `verify`
+command compare the real outbox, and the committed state, against it.
 """
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from schemas.codec import OBJECT_EVENT, CodecError
+from schemas.codec import OBJECT_EVENT, WATERMARK, CodecError
 from schemas.records import OutboxRecord, Watermark
-from streams.policy import Outcome, Policy, UndecidableEvent, decide
+from streams.decider import InputPosition, decide_record
+from streams.policy import Policy, UndecidableEvent
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +23,15 @@ class InputRecord:
     offset: int
     key: bytes | None
     value: bytes | None  # None: a tombstone
+    timestamp: int = 0  # Kafka record timestamp (ms)
+
+
+class _DictView:
+    def __init__(self, state: dict[bytes, bytes]) -> None:
+        self._state = state
+
+    def get(self, key: bytes) -> bytes | None:
+        return self._state.get(key)
 
 
 class PartitionReplay:
@@ -29,7 +39,7 @@ class PartitionReplay:
 
     def __init__(self, policy: Policy) -> None:
         self.policy = policy
-        self.state: dict[str, Watermark] = {}
+        self.state: dict[bytes, bytes] = {}  # changelog key -> latest value
 
     def apply(self, record: InputRecord) -> OutboxRecord | None:
         """The outbox record this input must produce, or None."""
@@ -42,17 +52,25 @@ class PartitionReplay:
             if record.key
             else f"{event.source}://{event.bucket}/{event.key}"
         )
-        current = self.state.get(identity)
+        at = InputPosition(record.partition, record.offset, record.timestamp)
         try:
-            outcome = decide(event, current, self.policy)
+            verdict = decide_record(_DictView(self.state), event, identity, at, self.policy)
         except UndecidableEvent:
             return None
-        if outcome is not Outcome.ACCEPTED:
-            return None
-        assert event.position is not None
-        self.state[identity] = Watermark(event.position, event.id, record.partition, record.offset)
-        previous = current.position if current else None
-        return OutboxRecord(event, previous, record.partition, record.offset)
+        for key, value in verdict.changes.items():
+            if value is None:
+                self.state.pop(key, None)
+            else:
+                self.state[key] = value
+        return verdict.outbox
+
+    def watermarks(self) -> dict[str, Watermark]:
+        """The final watermarks of the ordered sources' objects, by identity."""
+        return {
+            key.decode("utf-8"): WATERMARK.decode(value)
+            for key, value in self.state.items()
+            if not key.startswith(b"\x00")
+        }
 
 
 def replay_partition(
@@ -61,4 +79,4 @@ def replay_partition(
     """Records of ONE partition in offset order → (expected outbox, final watermarks)."""
     replay = PartitionReplay(policy)
     outbox = [accepted for record in records if (accepted := replay.apply(record)) is not None]
-    return outbox, replay.state
+    return outbox, replay.watermarks()

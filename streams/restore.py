@@ -45,7 +45,7 @@ def restore_partition(
         return 0
     consumer.assign([TopicPartition(changelog_topic, partition, start or OFFSET_BEGINNING)])
     applied = 0
-    pending: dict[str, bytes | None] = {}
+    pending: dict[bytes, bytes | None] = {}
     next_offset = start
     try:
         while True:
@@ -64,7 +64,7 @@ def restore_partition(
             key, offset = message.key(), message.offset()
             if key is None or offset is None:
                 continue
-            pending[key.decode("utf-8")] = message.value()
+            pending[key] = message.value()
             next_offset = offset + 1
             applied += 1
             if len(pending) >= _APPLY_EVERY:

@@ -19,11 +19,12 @@ from dataclasses import asdict, dataclass, field
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
-from schemas.codec import OUTBOX_RECORD, WATERMARK, CodecError
-from schemas.records import OutboxRecord, Watermark
+from schemas.codec import OUTBOX_RECORD, SEEN_EVENT, WATERMARK, CodecError
+from schemas.records import OutboxRecord
 from streams.kafka_clients import client_config
-from streams.policy import Policy
+from streams.policy import Policy, expired
 from streams.replay import InputRecord, PartitionReplay
+from streams.state_store import SEEN_PREFIX, STREAM_TIME_KEY, decode_stream_time
 
 
 class VerifyError(Exception):
@@ -195,26 +196,48 @@ def _merge(
 
 
 def _check_watermarks(
-    reader: _Reader, target: VerifyTarget, report: PartitionReport, state: dict[str, Watermark]
+    reader: _Reader, target: VerifyTarget, report: PartitionReport, state: dict[bytes, bytes]
 ) -> None:
-    committed: dict[str, Watermark] = {}
+    """The committed state (changelog, read_committed) must equal the replay's.
+
+    The one allowed difference: a dedupe id that has expired in record time
+    may already be purged (tombstoned) on one side and not the other.
+    """
+    committed: dict[bytes, bytes] = {}
     for message in reader.read(target.changelog_topic, [report.partition]):
-        key = (message.key or b"").decode("utf-8", "replace")
+        key = message.key or b""
         if message.value is None:
             committed.pop(key, None)
+        else:
+            committed[key] = message.value
+    raw_time = state.get(STREAM_TIME_KEY)
+    stream_time = decode_stream_time(raw_time) if raw_time is not None else None
+    for key in state.keys() | committed.keys():
+        want, have = state.get(key), committed.get(key)
+        if want == have:
             continue
-        try:
-            committed[key] = WATERMARK.decode(message.value)
-        except CodecError:
-            report.watermark_mismatches += 1
-            report.note(f"changelog offset {message.offset}: undecodable watermark")
-    for identity in state.keys() | committed.keys():
-        if state.get(identity) != committed.get(identity):
-            report.watermark_mismatches += 1
-            report.note(
-                f"watermark of {identity}: committed {committed.get(identity)},"
-                f" replay {state.get(identity)}"
-            )
+        if key.startswith(SEEN_PREFIX) and stream_time is not None:
+            only = want if have is None else have if want is None else None
+            if only is not None and expired(SEEN_EVENT.decode(only), stream_time, target.policy):
+                continue
+        report.watermark_mismatches += 1
+        report.note(
+            f"state of {key.decode('utf-8', 'replace')!r}: committed {_show(key, have)},"
+            f" replay {_show(key, want)}"
+        )
+
+
+def _show(key: bytes, value: bytes | None) -> str:
+    if value is None:
+        return "nothing"
+    try:
+        if key.startswith(SEEN_PREFIX):
+            return str(SEEN_EVENT.decode(value))
+        if key == STREAM_TIME_KEY:
+            return value.decode("ascii")
+        return str(WATERMARK.decode(value))
+    except (CodecError, UnicodeDecodeError):
+        return repr(value[:40])
 
 
 class _Reader:
@@ -309,7 +332,8 @@ class _Reader:
                     assert offset is not None
                     if offset >= end:
                         return
-                    yield InputRecord(partition, offset, message.key(), message.value())
+                    timestamp = message.timestamp()[1]
+                    yield InputRecord(partition, offset, message.key(), message.value(), timestamp)
                     if offset + 1 >= end:
                         return
         finally:

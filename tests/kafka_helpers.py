@@ -146,7 +146,10 @@ def read_all(bootstrap: str, topic: str, *, committed_only: bool = True) -> list
             at_end.discard(message.partition() or 0)
             partition, offset = message.partition(), message.offset()
             assert partition is not None and offset is not None
-            records.append(InputRecord(partition, offset, message.key(), message.value() or b""))
+            timestamp = message.timestamp()[1]
+            records.append(
+                InputRecord(partition, offset, message.key(), message.value() or b"", timestamp)
+            )
         records.sort(key=lambda record: (record.partition, record.offset))
         return records
     finally:

@@ -27,6 +27,7 @@ from schemas.codec import (
     OUTBOX_RECORD,
     REJECTED_RECORD,
     SCHEMA_FILES,
+    SEEN_EVENT,
     WATERMARK,
     AvroCodec,
     CodecError,
@@ -35,7 +36,7 @@ from schemas.codec import (
     crc64_avro,
     load_schema_text,
 )
-from schemas.records import ObjectEvent, OutboxRecord, RejectedRecord, Watermark
+from schemas.records import ObjectEvent, OutboxRecord, RejectedRecord, SeenEvent, Watermark
 
 SCHEMA_DIR = Path(schemas.__file__).parent
 ROOT = SCHEMA_DIR.parent
@@ -126,6 +127,8 @@ MARK_BIG = Watermark(
     position="z" * 5000, event_id="ключ", input_partition=-(2**31), input_offset=-(2**63)
 )
 
+SEEN = SeenEvent("evt-1", "minio://b/k", 1_780_000_000_000, 2, 77)
+
 CASES: list[tuple[AvroCodec[Any], Any]] = [
     (OBJECT_EVENT, EVENT),
     (OBJECT_EVENT, EVENT_NULLS),
@@ -139,6 +142,7 @@ CASES: list[tuple[AvroCodec[Any], Any]] = [
     (REJECTED_RECORD, REJECTED_EMPTY),
     (WATERMARK, MARK),
     (WATERMARK, MARK_BIG),
+    (SEEN_EVENT, SEEN),
 ]
 CASE_IDS = [f"{c.schema_name.rsplit('.', 1)[1]}-{i}" for i, (c, _) in enumerate(CASES)]
 CODECS: dict[str, AvroCodec[Any]] = {
@@ -146,12 +150,14 @@ CODECS: dict[str, AvroCodec[Any]] = {
     "outbox_record.avsc": OUTBOX_RECORD,
     "rejected_record.avsc": REJECTED_RECORD,
     "watermark.avsc": WATERMARK,
+    "seen_event.avsc": SEEN_EVENT,
 }
 SAMPLES: dict[str, Any] = {
     "object_event.avsc": EVENT,
     "outbox_record.avsc": OUTBOX,
     "rejected_record.avsc": REJECTED_INDEXED,
     "watermark.avsc": MARK,
+    "seen_event.avsc": SEEN,
 }
 
 
@@ -215,7 +221,7 @@ def test_schema_names() -> None:
     assert REJECTED_RECORD.schema_name == "io.seqgate.RejectedRecord"
     assert WATERMARK.schema_name == "io.seqgate.Watermark"
     fingerprints = {c.fingerprint for c in CODECS.values()}
-    assert len(fingerprints) == 4
+    assert len(fingerprints) == len(SCHEMA_FILES)
     assert all(len(f) == 8 for f in fingerprints)
 
 
@@ -613,6 +619,7 @@ _INT_TYPES = {"int": ("int", "long"), "int | None": (["null", "int"], ["null", "
         ("outbox_record.avsc", OutboxRecord),
         ("rejected_record.avsc", RejectedRecord),
         ("watermark.avsc", Watermark),
+        ("seen_event.avsc", SeenEvent),
     ],
 )
 def test_schema_matches_dataclass(filename: str, record_type: type[Any]) -> None:

@@ -1,0 +1,96 @@
+"""One input record → its outcome, its outbox record and its state changes.
+
+Shared by the worker (state = transaction overlay over RocksDB) and by the
+reference replay of `verify` (state = a dict), so both apply exactly the
+same rules; what differs, and what the checks compare, is how each keeps
+and commits its state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from schemas.codec import SEEN_EVENT, WATERMARK
+from schemas.records import ObjectEvent, OutboxRecord, SeenEvent, Watermark
+from streams.policy import Outcome, Policy, Trust, decide, decide_dedupe, expired
+from streams.state_store import (
+    STREAM_TIME_KEY,
+    decode_stream_time,
+    encode_stream_time,
+    seen_key,
+    watermark_key,
+)
+
+
+class StateView(Protocol):
+    """Read access to one partition's state, by changelog key."""
+
+    def get(self, key: bytes) -> bytes | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class InputPosition:
+    partition: int
+    offset: int
+    record_time: int  # the input record's Kafka timestamp (ms)
+
+
+@dataclass
+class Verdict:
+    outcome: Outcome
+    outbox: OutboxRecord | None = None
+    changes: dict[bytes, bytes | None] = field(default_factory=dict)
+
+
+def decide_record(
+    state: StateView, event: ObjectEvent, identity: str, at: InputPosition, policy: Policy
+) -> Verdict:
+    """Decide one event; raises UndecidableEvent (to be dead-lettered)."""
+    if policy.trust_for(event.source) is Trust.ORDERED:
+        return _ordered(state, event, identity, at, policy)
+    return _dedupe(state, event, identity, at, policy)
+
+
+def _ordered(
+    state: StateView, event: ObjectEvent, identity: str, at: InputPosition, policy: Policy
+) -> Verdict:
+    key = watermark_key(identity)
+    raw = state.get(key)
+    current = None if raw is None else WATERMARK.decode(raw)
+    outcome = decide(event, current, policy)
+    if outcome is not Outcome.ACCEPTED:
+        return Verdict(outcome)
+    assert event.position is not None
+    watermark = Watermark(event.position, event.id, at.partition, at.offset)
+    previous = current.position if current is not None else None
+    return Verdict(
+        outcome,
+        OutboxRecord(event, previous, at.partition, at.offset),
+        {key: WATERMARK.encode(watermark)},
+    )
+
+
+def _dedupe(
+    state: StateView, event: ObjectEvent, identity: str, at: InputPosition, policy: Policy
+) -> Verdict:
+    changes: dict[bytes, bytes | None] = {}
+    raw_time = state.get(STREAM_TIME_KEY)
+    stream_time = at.record_time if raw_time is None else decode_stream_time(raw_time)
+    if at.record_time > stream_time or raw_time is None:
+        stream_time = at.record_time
+        changes[STREAM_TIME_KEY] = encode_stream_time(stream_time)
+    key = seen_key(event.id)
+    raw = state.get(key)
+    seen = None if raw is None else SEEN_EVENT.decode(raw)
+    outcome = decide_dedupe(event, seen, stream_time, policy)
+    if outcome is not Outcome.ACCEPTED:
+        return Verdict(outcome, changes=changes)
+    entry = SeenEvent(event.id, identity, at.record_time, at.partition, at.offset)
+    changes[key] = SEEN_EVENT.encode(entry)
+    return Verdict(outcome, OutboxRecord(event, None, at.partition, at.offset), changes)
+
+
+def purgeable(candidates: list[SeenEvent], stream_time: int, policy: Policy) -> list[bytes]:
+    """Keys of seen ids that count as absent already: safe to delete (tombstone)."""
+    return [seen_key(seen.event_id) for seen in candidates if expired(seen, stream_time, policy)]
