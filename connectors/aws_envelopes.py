@@ -42,11 +42,11 @@ raises.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Final
 
 from connectors.errors import RejectReason
+from connectors.json_fields import index_path, member_path, show
 from connectors.results import Ignored, ParseResult, concat
 
 __all__ = [
@@ -56,13 +56,10 @@ __all__ = [
     "SNS_SUBSCRIPTION_CONFIRMATION",
     "SNS_UNSUBSCRIBE_CONFIRMATION",
     "InnerParser",
-    "index_path",
-    "member_path",
     "parse_lambda_sns_record",
     "parse_lambda_sqs_record",
     "parse_sns_message",
     "parse_sqs_receive_response",
-    "show",
 ]
 
 LAMBDA_SQS_EVENT_SOURCE: Final = "aws:sqs"
@@ -77,51 +74,6 @@ SNS_UNSUBSCRIBE_CONFIRMATION: Final = "UnsubscribeConfirmation"
 
 InnerParser = Callable[[str, str, str, int], ParseResult]
 """``inner(text, origin, path, depth)``: decode and dispatch an inner document."""
-
-_PREVIEW_LIMIT: Final = 80
-_BIG_NUMBER: Final = 10**30
-
-
-# --------------------------------------------------------------------------- paths, messages
-
-
-def member_path(path: str, name: str) -> str:
-    """The JSON path of member ``name`` of the value at ``path`` ("" is the root)."""
-    return f"{path}.{name}" if path else name
-
-
-def index_path(path: str, index: int) -> str:
-    """The JSON path of element ``index`` of the array at ``path``."""
-    return f"{path}[{index}]"
-
-
-def show(value: object) -> str:
-    """A short, printable rendering of a JSON value for messages.
-
-    Strings are shown as JSON strings cut to a bounded length, numbers and
-    booleans with their value, arrays, objects and null by their type.
-    """
-    if isinstance(value, str):
-        text = value[:_PREVIEW_LIMIT]
-        shown = json.dumps(text, ensure_ascii=False)
-        # A lone surrogate (legal in JSON text) cannot be written as UTF-8.
-        shown = shown.encode("utf-8", "backslashreplace").decode("utf-8")
-        if len(value) > _PREVIEW_LIMIT:
-            shown += f"... ({len(value)} characters)"
-        return shown
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return f"boolean {json.dumps(value)}"
-    if isinstance(value, int) and abs(value) >= _BIG_NUMBER:
-        return f"number of {value.bit_length()} bits"
-    if isinstance(value, int | float):
-        return f"number {json.dumps(value)}"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
 
 
 def _rejected(reason: RejectReason, message: str) -> ParseResult:

@@ -71,14 +71,13 @@ from typing import Final
 from connectors.aws_envelopes import (
     LAMBDA_SNS_EVENT_SOURCE,
     LAMBDA_SQS_EVENT_SOURCE,
-    index_path,
-    member_path,
     parse_lambda_sns_record,
     parse_lambda_sqs_record,
     parse_sns_message,
     parse_sqs_receive_response,
 )
 from connectors.errors import Rejection, RejectReason
+from connectors.json_fields import index_path, member_path
 from connectors.results import ParsedItem, ParseResult, concat
 from connectors.s3_eventbridge import parse_eventbridge_event
 from connectors.s3_native import parse_s3_records

@@ -84,9 +84,17 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
-from connectors.aws_envelopes import member_path, show
 from connectors.errors import RecordRejected, RejectReason
 from connectors.identity import S3_SCHEME, object_identity
+from connectors.json_fields import (
+    member_path,
+    object_member,
+    optional_size,
+    optional_string,
+    required_string,
+    sequencer_member,
+    show,
+)
 from connectors.results import ParseResult
 from connectors.s3_event_names import (
     ACCESS_TIER_CHANGED,
@@ -148,62 +156,9 @@ _SEQUENCED: Final = frozenset({OBJECT_CREATED, OBJECT_DELETED})
 """Types for which S3 always sends a sequencer."""
 
 _ENVELOPE_VERSION: Final = "0"
+_SEQUENCED_WHY: Final = "S3 sends one with every object created or deleted event"
+_AN_OBJECT: Final = "an object"  # how messages describe a missing JSON object
 _EVENT_VERSION: Final = re.compile(r"1\.[0-9]+")
-_HEX_DIGITS: Final = re.compile(r"[0-9A-Fa-f]+")
-
-
-# --------------------------------------------------------------------------- fields
-
-
-def _object_at(parent: dict[object, object], name: str, path: str) -> dict[object, object]:
-    field = member_path(path, name)
-    value = parent.get(name)
-    if value is None:
-        raise RecordRejected(RejectReason.MISSING_FIELD, f"{field} is missing: expected an object")
-    if not isinstance(value, dict):
-        raise RecordRejected(
-            RejectReason.INVALID_FIELD, f"{field} must be a JSON object, got {show(value)}"
-        )
-    return value
-
-
-def _required_string(parent: dict[object, object], name: str, path: str, what: str) -> str:
-    field = member_path(path, name)
-    value = parent.get(name)
-    if value is None or value == "":
-        raise RecordRejected(
-            RejectReason.MISSING_FIELD, f"{field} is missing: expected {what}, a non-empty string"
-        )
-    if not isinstance(value, str):
-        raise RecordRejected(
-            RejectReason.INVALID_FIELD, f"{field} must be a non-empty string, got {show(value)}"
-        )
-    return value
-
-
-def _optional_string(parent: dict[object, object], name: str, path: str) -> str | None:
-    value = parent.get(name)
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str):
-        raise RecordRejected(
-            RejectReason.INVALID_FIELD,
-            f"{member_path(path, name)} must be a string when present, got {show(value)}",
-        )
-    return value
-
-
-def _optional_size(parent: dict[object, object], name: str, path: str) -> int | None:
-    value = parent.get(name)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise RecordRejected(
-            RejectReason.INVALID_FIELD,
-            f"{member_path(path, name)} must be a non-negative integer (bytes) when present, "
-            f"got {show(value)}",
-        )
-    return value
 
 
 # --------------------------------------------------------------------------- checks
@@ -268,9 +223,8 @@ def _detail_type(event: dict[object, object], path: str) -> str:
 
 def _bucket_name(detail: dict[object, object], path: str) -> str:
     bucket_path = member_path(path, "bucket")
-    name = _required_string(
-        _object_at(detail, "bucket", path), "name", bucket_path, "the bucket's name"
-    )
+    bucket = object_member(detail, "bucket", path, expected=_AN_OBJECT)
+    name = required_string(bucket, "name", bucket_path, "the bucket's name")
     if "/" in name:
         raise RecordRejected(
             RejectReason.INVALID_FIELD,
@@ -281,7 +235,7 @@ def _bucket_name(detail: dict[object, object], path: str) -> str:
 
 
 def _object_key(obj: dict[object, object], path: str) -> str:
-    key = _required_string(obj, "key", path, "the object's name (verbatim, not encoded)")
+    key = required_string(obj, "key", path, "the object's name (verbatim, not encoded)")
     try:
         key.encode("utf-8")
     except UnicodeEncodeError as error:
@@ -291,28 +245,6 @@ def _object_key(obj: dict[object, object], path: str) -> str:
             f"{key[error.start]!a} at offset {error.start} is a lone surrogate",
         ) from None
     return key
-
-
-def _sequencer(obj: dict[object, object], path: str, required: bool) -> str | None:
-    field = member_path(path, "sequencer")
-    value = obj.get("sequencer")
-    expected = "expected a non-empty string of hex digits"
-    if value is None:
-        if not required:
-            return None
-        raise RecordRejected(
-            RejectReason.INVALID_SEQUENCER,
-            f"{field} is missing: {expected} (S3 sends one with every object created "
-            "or deleted event)",
-        )
-    if not isinstance(value, str):
-        raise RecordRejected(
-            RejectReason.INVALID_SEQUENCER, f"{field} must be a string, got {show(value)}"
-        )
-    if _HEX_DIGITS.fullmatch(value) is None:
-        problem = "is empty" if value == "" else f"{show(value)} is not hexadecimal"
-        raise RecordRejected(RejectReason.INVALID_SEQUENCER, f"{field} {problem}: {expected}")
-    return value
 
 
 def _deleted_kind(detail: dict[object, object], version_id: str | None, path: str) -> str:
@@ -351,23 +283,27 @@ def _parse(event: object, origin: str, path: str) -> ObjectEvent:
     _check_source(event, path)
     _check_envelope_version(event, path)
     detail_type = _detail_type(event, path)
-    event_id = _required_string(event, "id", path, "the EventBridge event id")
+    event_id = required_string(event, "id", path, "the EventBridge event id")
     detail_path = member_path(path, "detail")
-    detail = _object_at(event, "detail", path)
+    detail = object_member(event, "detail", path, expected=_AN_OBJECT)
     _check_event_version(detail, detail_path)
     bucket = _bucket_name(detail, detail_path)
     object_path = member_path(detail_path, "object")
-    obj = _object_at(detail, "object", detail_path)
+    obj = object_member(detail, "object", detail_path, expected=_AN_OBJECT)
     key = _object_key(obj, object_path)
-    sequencer = _sequencer(obj, object_path, required=detail_type in _SEQUENCED)
-    version_id = _optional_string(obj, "version-id", object_path)
+    sequencer = sequencer_member(
+        obj, object_path, required_because=_SEQUENCED_WHY if detail_type in _SEQUENCED else None
+    )
+    # Unlike the native parser, this one has never refused lone surrogates in
+    # these three optional strings (text_only=False keeps that behaviour).
+    version_id = optional_string(obj, "version-id", object_path, text_only=False)
     if detail_type == OBJECT_DELETED:
         kind = _deleted_kind(detail, version_id, detail_path)
     else:
         kind = EVENTBRIDGE_KINDS[detail_type]
-    size = _optional_size(obj, "size", object_path)
-    etag = _optional_string(obj, "etag", object_path)
-    event_time = _optional_string(event, "time", path)
+    size = optional_size(obj, "size", object_path)
+    etag = optional_string(obj, "etag", object_path, text_only=False)
+    event_time = optional_string(event, "time", path, text_only=False)
     try:
         object_identity(S3_SCHEME, bucket, key)
     except ValueError as error:  # excluded by the checks above; kept as a guard

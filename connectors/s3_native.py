@@ -92,6 +92,15 @@ from typing import Final
 from connectors import minio
 from connectors.errors import RecordRejected, Rejection, RejectReason
 from connectors.identity import S3_SCHEME, object_identity
+from connectors.json_fields import (
+    check_text,
+    object_member,
+    optional_size,
+    optional_string,
+    required_string,
+    sequencer_member,
+    show,
+)
 from connectors.results import Ignored, ParsedItem, ParseResult
 from connectors.s3_event_names import S3_EVENT_NAMES, S3EventName, summarize_names
 from schemas.records import ObjectEvent
@@ -120,112 +129,12 @@ S3_TEST_EVENT: Final = "s3:TestEvent"
 
 _SCHEMA_VERSION: Final = re.compile(r"2\.([0-9]+)")
 _SCHEMA_EXPECTATION: Final = "seqgate accepts S3 event schema 2.x with x >= 1"
-_HEX_DIGITS: Final = re.compile(r"[0-9A-Fa-f]+")
 _HEX_BYTES: Final = frozenset(b"0123456789abcdefABCDEF")
 _ID_SEPARATOR: Final = "\x1f"
-_PREVIEW_LIMIT: Final = 80
-_BIG_NUMBER: Final = 10**30
 
 
 class KeyEncodingError(ValueError):
     """An object key that is not valid form encoding of UTF-8 text."""
-
-
-# --------------------------------------------------------------------------- helpers
-
-
-def _json_type(value: object) -> str:
-    """The JSON name of a value's type, for messages."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
-
-
-def _show(value: object) -> str:
-    """A short, printable rendering of a value for messages.
-
-    Strings are shown as JSON strings (cut to a bounded length); other values
-    by their JSON type, plus the value for numbers and booleans.
-    """
-    if isinstance(value, str):
-        text = value if len(value) <= _PREVIEW_LIMIT else value[:_PREVIEW_LIMIT]
-        shown = json.dumps(text, ensure_ascii=False)
-        # A lone surrogate (legal in JSON text) cannot be written as UTF-8.
-        shown = shown.encode("utf-8", "backslashreplace").decode("utf-8")
-        if len(value) > _PREVIEW_LIMIT:
-            shown += f"... ({len(value)} characters)"
-        return shown
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= _BIG_NUMBER:
-        return f"number of {value.bit_length()} bits"
-    if isinstance(value, bool | int | float):
-        return f"{_json_type(value)} {json.dumps(value)}"
-    return _json_type(value)
-
-
-def _object_at(parent: dict[object, object], name: str, path: str) -> dict[object, object]:
-    """The nested JSON object ``parent[name]`` (``path`` names it in messages)."""
-    value = parent.get(name)
-    if value is None:
-        raise RecordRejected(
-            RejectReason.MISSING_FIELD,
-            f"{path} is missing: expected a JSON object",
-        )
-    if not isinstance(value, dict):
-        raise RecordRejected(
-            RejectReason.INVALID_FIELD,
-            f"{path} must be a JSON object, got {_show(value)}",
-        )
-    return value
-
-
-def _is_text(value: str) -> bool:
-    """Whether ``value`` is encodable as UTF-8 (JSON text may hold lone surrogates)."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _optional_string(parent: dict[object, object], name: str, path: str) -> str | None:
-    """An optional string field: absent, null or empty give None."""
-    value = parent.get(name)
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str):
-        raise RecordRejected(
-            RejectReason.INVALID_FIELD,
-            f"{path} must be a string when present, got {_show(value)}",
-        )
-    if not _is_text(value):
-        raise RecordRejected(
-            RejectReason.INVALID_FIELD,
-            f"{path} {_show(value)} contains a lone surrogate: expected Unicode text",
-        )
-    return value
-
-
-def _optional_size(parent: dict[object, object], name: str, path: str) -> int | None:
-    """An optional size in bytes: absent or null give None."""
-    value = parent.get(name)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise RecordRejected(
-            RejectReason.INVALID_FIELD,
-            f"{path} must be a non-negative integer (bytes) when present, got {_show(value)}",
-        )
-    return value
 
 
 # --------------------------------------------------------------------------- key decoding
@@ -407,7 +316,7 @@ def _rules_for(record: dict[object, object], path: str) -> _Rules:
         rules = _RULES_BY_SOURCE.get(source)
         if rules is not None:
             return rules
-    detail = "is missing" if source is None else f"is {_show(source)}"
+    detail = "is missing" if source is None else f"is {show(source)}"
     raise RecordRejected(
         RejectReason.WRONG_EVENT_SOURCE,
         f"{path}.eventSource {detail}: expected {S3_EVENT_SOURCE!r} (Amazon S3) or "
@@ -420,11 +329,11 @@ def _check_version(record: dict[object, object], path: str, rules: _Rules) -> No
     if isinstance(version, str):
         if rules.accepts_version(version):
             return
-        detail = f"{_show(version)} is not supported"
+        detail = f"{show(version)} is not supported"
     elif version is None:
         detail = "is missing"
     else:
-        detail = f'must be a string such as "2.1", got {_show(version)}'
+        detail = f'must be a string such as "2.1", got {show(version)}'
     raise RecordRejected(
         RejectReason.UNSUPPORTED_SCHEMA_VERSION,
         f"{path}.eventVersion {detail}: {rules.version_expectation}",
@@ -440,45 +349,33 @@ def _event_name(record: dict[object, object], path: str, rules: _Rules) -> S3Eve
     if name is None:
         detail = "is missing"
     elif not isinstance(name, str):
-        detail = f"must be a string, got {_show(name)}"
+        detail = f"must be a string, got {show(name)}"
     else:
-        detail = f"{_show(name)} is not supported{rules.name_hint(name)}"
+        detail = f"{show(name)} is not supported{rules.name_hint(name)}"
     raise RecordRejected(
         RejectReason.UNSUPPORTED_EVENT_TYPE,
         f"{path}.eventName {detail}: seqgate maps {rules.names_summary} (docs/kinds.md)",
     )
 
 
-def _bucket_name(s3: dict[object, object], path: str) -> str:
-    bucket = _object_at(s3, "bucket", f"{path}.s3.bucket")
-    name = bucket.get("name")
-    field = f"{path}.s3.bucket.name"
-    if name is None or name == "":
-        raise RecordRejected(
-            RejectReason.MISSING_FIELD,
-            f"{field} is missing: expected the bucket's name, a non-empty string",
-        )
-    if not isinstance(name, str):
-        raise RecordRejected(
-            RejectReason.INVALID_FIELD,
-            f"{field} must be a non-empty string, got {_show(name)}",
-        )
+def _bucket_name(s3: dict[object, object], s3_path: str) -> str:
+    bucket_path = f"{s3_path}.bucket"
+    name = required_string(
+        object_member(s3, "bucket", s3_path), "name", bucket_path, "the bucket's name"
+    )
+    field = f"{bucket_path}.name"
     if "/" in name:
         raise RecordRejected(
             RejectReason.INVALID_FIELD,
-            f"{field} {_show(name)} contains '/': S3 and MinIO bucket names never do",
+            f"{field} {show(name)} contains '/': S3 and MinIO bucket names never do",
         )
-    if not _is_text(name):
-        raise RecordRejected(
-            RejectReason.INVALID_FIELD,
-            f"{field} {_show(name)} contains a lone surrogate: expected Unicode text",
-        )
+    check_text(name, field)
     return name
 
 
-def _object_key(obj: dict[object, object], path: str) -> str:
+def _object_key(obj: dict[object, object], object_path: str) -> str:
     raw = obj.get("key")
-    field = f"{path}.s3.object.key"
+    field = f"{object_path}.key"
     if raw is None:
         raise RecordRejected(
             RejectReason.MISSING_FIELD,
@@ -487,7 +384,7 @@ def _object_key(obj: dict[object, object], path: str) -> str:
     if not isinstance(raw, str):
         raise RecordRejected(
             RejectReason.INVALID_FIELD,
-            f"{field} must be a string (the form-encoded name), got {_show(raw)}",
+            f"{field} must be a string (the form-encoded name), got {show(raw)}",
         )
     if raw == "":
         raise RecordRejected(
@@ -499,34 +396,19 @@ def _object_key(obj: dict[object, object], path: str) -> str:
     except KeyEncodingError as error:
         raise RecordRejected(
             RejectReason.INVALID_KEY_ENCODING,
-            f"{field} {_show(raw)} is not valid form encoding "
+            f"{field} {show(raw)} is not valid form encoding "
             f"('+' for space, '%XX' for a byte, UTF-8 text): {error}",
         ) from None
 
 
 def _sequencer(
-    obj: dict[object, object], path: str, info: S3EventName, rules: _Rules
+    obj: dict[object, object], object_path: str, info: S3EventName, rules: _Rules
 ) -> str | None:
     """The record's sequencer; None only when it is optional for this name and absent."""
-    value = obj.get("sequencer")
-    field = f"{path}.s3.object.sequencer"
-    expected = "expected a non-empty string of hex digits"
-    if value is None:
-        if not info.sequencer_required:
-            return None
-        raise RecordRejected(
-            RejectReason.INVALID_SEQUENCER,
-            f"{field} is missing: {expected} ({rules.provider} sends one with every "
-            f"{info.name} event: it is the event's position)",
-        )
-    if not isinstance(value, str):
-        raise RecordRejected(
-            RejectReason.INVALID_SEQUENCER, f"{field} must be a string, got {_show(value)}"
-        )
-    if _HEX_DIGITS.fullmatch(value) is None:
-        detail = "is empty" if value == "" else f"{_show(value)} is not hexadecimal"
-        raise RecordRejected(RejectReason.INVALID_SEQUENCER, f"{field} {detail}: {expected}")
-    return value
+    why = f"{rules.provider} sends one with every {info.name} event: it is the event's position"
+    return sequencer_member(
+        obj, object_path, required_because=why if info.sequencer_required else None
+    )
 
 
 def _parse_record(record: object, index: int, origin: str) -> ObjectEvent:
@@ -535,20 +417,22 @@ def _parse_record(record: object, index: int, origin: str) -> ObjectEvent:
     if not isinstance(record, dict):
         raise RecordRejected(
             RejectReason.NOT_A_NOTIFICATION,
-            f"{path} must be a JSON object (one S3 event record), got {_show(record)}",
+            f"{path} must be a JSON object (one S3 event record), got {show(record)}",
         )
     rules = _rules_for(record, path)
     _check_version(record, path, rules)
     info = _event_name(record, path, rules)
-    s3 = _object_at(record, "s3", f"{path}.s3")
-    bucket = _bucket_name(s3, path)
-    obj = _object_at(s3, "object", f"{path}.s3.object")
-    key = _object_key(obj, path)
-    sequencer = _sequencer(obj, path, info, rules)
-    version_id = _optional_string(obj, "versionId", f"{path}.s3.object.versionId")
-    size = _optional_size(obj, "size", f"{path}.s3.object.size")
-    etag = _optional_string(obj, "eTag", f"{path}.s3.object.eTag")
-    event_time = _optional_string(record, "eventTime", f"{path}.eventTime")
+    s3_path = f"{path}.s3"
+    s3 = object_member(record, "s3", path)
+    bucket = _bucket_name(s3, s3_path)
+    object_path = f"{s3_path}.object"
+    obj = object_member(s3, "object", s3_path)
+    key = _object_key(obj, object_path)
+    sequencer = _sequencer(obj, object_path, info, rules)
+    version_id = optional_string(obj, "versionId", object_path)
+    size = optional_size(obj, "size", object_path)
+    etag = optional_string(obj, "eTag", object_path)
+    event_time = optional_string(record, "eventTime", path)
 
     kind = info.kind_for(version_id)
     try:
@@ -586,7 +470,7 @@ def parse_s3_records(document: object, origin: str) -> ParseResult:
     if not isinstance(document, dict):
         return _whole_message_rejection(
             f"expected a native S3 notification (a JSON object with a 'Records' array), "
-            f"got {_show(document)}"
+            f"got {show(document)}"
         )
     if document.get("Event") == S3_TEST_EVENT:
         return ParseResult.of(
@@ -594,7 +478,7 @@ def parse_s3_records(document: object, origin: str) -> ParseResult:
         )
     records = document.get("Records")
     if not isinstance(records, list):
-        detail = "has no 'Records'" if records is None else f"has 'Records' of {_show(records)}"
+        detail = "has no 'Records'" if records is None else f"has 'Records' of {show(records)}"
         return _whole_message_rejection(
             f"the document {detail}: expected a native S3 notification with a non-empty "
             f"'Records' array, or an {S3_TEST_EVENT}"

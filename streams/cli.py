@@ -6,6 +6,7 @@ variables, then the optional YAML file given with `--config`, then defaults.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
@@ -29,7 +30,12 @@ from streams.errors import CliError
 from streams.kafka_clients import client_config
 from streams.logs import configure_logging
 from streams.ordering import PositionOrder, order_named
-from streams.policy import DEFAULT_ADMITTED_KINDS, Policy
+from streams.policy import (
+    DEFAULT_ADMITTED_KINDS,
+    DEFAULT_DEDUPE_WINDOW_MS,
+    DEFAULT_ORDERED_SOURCES,
+    Policy,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -83,28 +89,76 @@ def application_option(func: F) -> F:
     )(func)
 
 
-def policy_options(func: F) -> F:
-    func = setting(
-        "--admit-kinds",
-        "SEQGATE_ADMIT_KINDS",
-        default=",".join(sorted(DEFAULT_ADMITTED_KINDS)),
-        help="Comma-separated event kinds that may advance a watermark"
-        " (created, removed, version_removed); other kinds are counted as filtered.",
-    )(func)
-    return setting(
-        "--ordering",
-        "SEQGATE_ORDERING",
-        type=click.Choice(["aws", "numeric"]),
-        default="aws",
-        help="How S3 sequencers compare: aws (right-pad with 0, AWS's documented rule)"
-        " or numeric (hex value, the guide's rule).",
-    )(func)
+def policy_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The decision policy's options; the command receives one `policy: Policy`."""
+
+    @functools.wraps(func)
+    def with_policy(
+        *args: Any,
+        ordering: str,
+        admit_kinds: str,
+        ordered_sources: str,
+        dedupe_window_ms: int,
+        **kwargs: Any,
+    ) -> Any:
+        kwargs["policy"] = build_policy(ordering, admit_kinds, ordered_sources, dedupe_window_ms)
+        return func(*args, **kwargs)
+
+    options = [
+        setting(
+            "--ordering",
+            "SEQGATE_ORDERING",
+            type=click.Choice(["aws", "numeric"]),
+            default="aws",
+            help="How S3 sequencers compare: aws (right-pad with 0, AWS's documented rule)"
+            " or numeric (hex value, the guide's rule).",
+        ),
+        setting(
+            "--admit-kinds",
+            "SEQGATE_ADMIT_KINDS",
+            default=",".join(sorted(DEFAULT_ADMITTED_KINDS)),
+            help="Comma-separated event kinds that may be accepted (created, removed,"
+            " version_removed, ...: docs/kinds.md); other kinds are counted as filtered.",
+        ),
+        setting(
+            "--ordered-sources",
+            "SEQGATE_ORDERED_SOURCES",
+            default=",".join(sorted(DEFAULT_ORDERED_SOURCES)),
+            help="Sources whose positions order an object's writes; the others are"
+            " dedupe-only (add minio for a single-node MinIO).",
+        ),
+        setting(
+            "--dedupe-window-ms",
+            "SEQGATE_DEDUPE_WINDOW_MS",
+            default=DEFAULT_DEDUPE_WINDOW_MS,
+            type=click.IntRange(1, None),
+            help="How long (in input record time) an accepted event id of a dedupe-only"
+            " source suppresses its redeliveries.",
+        ),
+    ]
+    wrapped: Callable[..., Any] = with_policy
+    for option in reversed(options):
+        wrapped = option(wrapped)
+    return wrapped
 
 
-def build_policy(ordering: str, admit_kinds: str) -> Policy:
-    kinds = [kind.strip() for kind in admit_kinds.split(",") if kind.strip()]
+def _names(text: str) -> list[str]:
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
+def build_policy(
+    ordering: str,
+    admit_kinds: str,
+    ordered_sources: str = ",".join(sorted(DEFAULT_ORDERED_SOURCES)),
+    dedupe_window_ms: int = DEFAULT_DEDUPE_WINDOW_MS,
+) -> Policy:
     try:
-        return Policy.build(ordering, kinds)
+        return Policy.build(
+            ordering,
+            _names(admit_kinds),
+            ordered_sources=_names(ordered_sources),
+            dedupe_window_ms=dedupe_window_ms,
+        )
     except ValueError as error:
         raise CliError(f"--admit-kinds: {error}") from error
 
@@ -443,8 +497,7 @@ def worker(
     outbox_topic: str,
     rejected_topic: str,
     application_id: str,
-    ordering: str,
-    admit_kinds: str,
+    policy: Policy,
     instance_id: str | None,
     state_dir: str,
     commit_every: int,
@@ -480,7 +533,7 @@ def worker(
         input_topic=input_topic,
         outbox_topic=outbox_topic,
         rejected_topic=rejected_topic,
-        policy=build_policy(ordering, admit_kinds),
+        policy=policy,
         commit_every=commit_every,
         commit_interval_ms=commit_interval_ms,
         batch_size=batch_size,
@@ -500,6 +553,8 @@ def worker(
             "state_dir": str(config.state_dir),
             "ordering": config.policy.order.name,
             "admit_kinds": sorted(config.policy.admitted_kinds),
+            "ordered_sources": sorted(config.policy.ordered_sources),
+            "dedupe_window_ms": config.policy.dedupe_window_ms,
             "commit_every": config.commit_every,
             "commit_interval_ms": config.commit_interval_ms,
             "batch_size": config.batch_size,
@@ -552,8 +607,7 @@ def verify(
     outbox_topic: str,
     rejected_topic: str,
     application_id: str,
-    ordering: str,
-    admit_kinds: str,
+    policy: Policy,
     as_json: bool,
 ) -> None:
     """Check the outbox against a replay of the input (DESIGN §5's invariant).
@@ -578,7 +632,7 @@ def verify(
         input_topic=input_topic,
         outbox_topic=outbox_topic,
         changelog_topic=changelog_topic(application_id),
-        policy=build_policy(ordering, admit_kinds),
+        policy=policy,
     )
 
     def progress(total: int, report: PartitionReport) -> None:

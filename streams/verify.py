@@ -22,7 +22,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from schemas.codec import OUTBOX_RECORD, SEEN_EVENT, WATERMARK, CodecError
 from schemas.records import OutboxRecord
 from streams.kafka_clients import client_config
-from streams.policy import Policy, expired
+from streams.policy import Policy, Trust, expired
 from streams.replay import InputRecord, PartitionReplay
 from streams.state_store import SEEN_PREFIX, STREAM_TIME_KEY, decode_stream_time
 
@@ -143,7 +143,6 @@ def _found_records(
     reader: _Reader, target: VerifyTarget, report: PartitionReport, sources: list[int]
 ) -> Iterator[OutboxRecord]:
     last_position: dict[str, str] = {}
-    order = target.policy.order
     for message in reader.read(target.outbox_topic, sources):
         try:
             record = OUTBOX_RECORD.decode(message.value or b"")
@@ -156,9 +155,12 @@ def _found_records(
         report.found += 1
         identity = (message.key or b"").decode("utf-8", "replace")
         position = record.event.position
+        if target.policy.trust_for(record.event.source) is not Trust.ORDERED:
+            yield record  # dedupe-only: positions do not order; the merge checks it
+            continue
         previous = last_position.get(identity)
         if previous is not None and position is not None:
-            comparison = order.compare(position, previous)
+            comparison = target.policy.order_for(record.event.source).compare(position, previous)
             if comparison == 0:
                 report.duplicated += 1
                 report.note(f"{identity}@{position} twice in the outbox")

@@ -1,0 +1,162 @@
+"""Dedupe-only sources (DESIGN §3): decided by event id within a record-time window."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka import Producer
+
+from connectors.identity import object_identity
+from connectors.normalize import normalize
+from connectors.samples import to_bytes
+from schemas.codec import OBJECT_EVENT, OUTBOX_RECORD, SEEN_EVENT
+from schemas.records import ObjectEvent, SeenEvent
+from streams.decider import InputPosition, decide_record, purgeable
+from streams.policy import Outcome, Policy, Trust, decide_dedupe
+from streams.state_store import SEEN_PREFIX, STREAM_TIME_KEY
+from streams.verify import VerifyTarget, verify
+from tests.kafka_helpers import caught_up, make_config, read_all, wait_for, worker_thread
+
+WINDOW = 10_000
+
+
+def minio_event(key: str, sequencer: str, name: str = "s3:ObjectCreated:Put") -> ObjectEvent:
+    record: dict[str, Any] = {
+        "eventVersion": "2.0",
+        "eventSource": "minio:s3",
+        "awsRegion": "",
+        "eventTime": "2026-06-01T12:00:00.000Z",
+        "eventName": name,
+        "s3": {
+            "s3SchemaVersion": "1.0",
+            "bucket": {"name": "media"},
+            "object": {"key": key, "size": 10, "eTag": "abc", "sequencer": sequencer},
+        },
+    }
+    [event] = normalize(
+        to_bytes({"EventName": name, "Key": f"media/{key}", "Records": [record]}), "t"
+    ).events
+    return event
+
+
+# ---- pure rules ----------------------------------------------------------------------------------
+
+
+def test_minio_is_dedupe_only_by_default_and_ordered_by_option() -> None:
+    assert Policy.build().trust_for("minio") is Trust.DEDUPE
+    assert Policy.build().trust_for("s3") is Trust.ORDERED
+    assert Policy.build(ordered_sources=["s3", "minio"]).trust_for("minio") is Trust.ORDERED
+
+
+def test_an_id_is_a_duplicate_inside_the_window_and_new_after_it() -> None:
+    policy = Policy.build(dedupe_window_ms=WINDOW)
+    event = minio_event("a.txt", "17A6B2C3D4E5F607")
+    seen = SeenEvent(event.id, "minio://media/a.txt", 1_000, 0, 0)
+    assert decide_dedupe(event, None, 1_000, policy) is Outcome.ACCEPTED
+    assert decide_dedupe(event, seen, 1_000 + WINDOW, policy) is Outcome.DUPLICATE
+    assert decide_dedupe(event, seen, 1_001 + WINDOW, policy) is Outcome.ACCEPTED
+    removed = minio_event("a.txt", "17A6B2C3D4E5F608", "s3:ObjectRemoved:Delete")
+    assert decide_dedupe(removed, None, 0, policy) is Outcome.FILTERED
+
+
+def test_stream_time_only_moves_forward_and_decides_expiry() -> None:
+    policy = Policy.build(dedupe_window_ms=WINDOW)
+    state: dict[bytes, bytes] = {}
+    first = minio_event("a.txt", "01")
+    late = minio_event("b.txt", "02")
+
+    def run(event: ObjectEvent, offset: int, time: int) -> Outcome:
+        verdict = decide_record(
+            _View(state),
+            event,
+            f"minio://media/{event.key}",
+            InputPosition(0, offset, time),
+            policy,
+        )
+        for key, value in verdict.changes.items():
+            assert value is not None
+            state[key] = value
+        return verdict.outcome
+
+    assert run(first, 0, 50_000) is Outcome.ACCEPTED
+    assert run(late, 1, 10_000) is Outcome.ACCEPTED  # an older timestamp: stream time stays
+    assert state[STREAM_TIME_KEY] == b"50000"
+    assert run(first, 2, 20_000) is Outcome.DUPLICATE
+    assert run(first, 3, 60_001) is Outcome.ACCEPTED  # 50 000 + window < 60 001
+    entry = SEEN_EVENT.decode(state[SEEN_PREFIX + late.id.encode()])
+    assert purgeable([entry], 60_001, policy) == [SEEN_PREFIX + late.id.encode()]
+    assert purgeable([entry], 20_000, policy) == []
+
+
+class _View:
+    def __init__(self, state: dict[bytes, bytes]) -> None:
+        self.state = state
+
+    def get(self, key: bytes) -> bytes | None:
+        return self.state.get(key)
+
+
+# ---- against the broker ------------------------------------------------------------------------
+
+
+def produce_at(bootstrap: str, topic: str, timed: list[tuple[ObjectEvent, int]]) -> None:
+    """Produce events with explicit record timestamps (the dedupe window's clock)."""
+    producer = Producer({"bootstrap.servers": bootstrap, "partitioner": "murmur2_random"})
+    for event, timestamp in timed:
+        key = object_identity(event.source, event.bucket, event.key).encode("utf-8")
+        producer.produce(topic, key=key, value=OBJECT_EVENT.encode(event), timestamp=timestamp)
+    assert producer.flush(30) == 0
+
+
+@pytest.mark.kafka
+def test_dedupe_window_redeliveries_expiry_and_purge_through_kafka(
+    kafka_bootstrap: str, unique_name: str, tmp_path: Path
+) -> None:
+    config = make_config(kafka_bootstrap, unique_name, tmp_path, partitions=1)
+    config = dataclasses.replace(config, policy=Policy.build(dedupe_window_ms=WINDOW))
+    base = 1_780_000_000_000
+    a1 = minio_event("a.txt", "17A6B2C3D4E5F607")
+    a2 = minio_event("a.txt", "17A6B2C3D4E5F600")  # an older node clock: still a new write
+    b = minio_event("b.txt", "17A6B2C3D4E5F700")
+    timed = [
+        (a1, base),
+        (a1, base + 1_000),  # redelivered inside the window
+        (a2, base + 2_000),  # dedupe-only: no ordering between writes
+        (b, base + 30_000),  # stream time moves on: a1 and a2 expire
+        (a1, base + 31_000),  # the same id again, after its window
+    ]
+    with worker_thread(config) as running:
+        # Two batches, so that the expired ids are committed state when the
+        # second transaction runs its purge.
+        produce_at(kafka_bootstrap, config.input_topic, timed[:3])
+        wait_for(caught_up(kafka_bootstrap, config), 60, "the worker to catch up")
+        produce_at(kafka_bootstrap, config.input_topic, timed[3:])
+        wait_for(caught_up(kafka_bootstrap, config), 60, "the worker to catch up again")
+    outcomes = [d.outcome.value for d in sorted(running.decisions, key=lambda d: d.offset)]
+    assert outcomes == ["accepted", "duplicate", "accepted", "accepted", "accepted"]
+
+    outbox = [
+        OUTBOX_RECORD.decode(r.value or b"") for r in read_all(kafka_bootstrap, config.outbox_topic)
+    ]
+    assert [r.input_offset for r in outbox] == [0, 2, 3, 4]
+    assert all(r.previous_position is None for r in outbox)
+
+    changelog = read_all(kafka_bootstrap, config.changelog_topic)
+    tombstones = [r.key for r in changelog if r.value in (None, b"")]
+    assert SEEN_PREFIX + a2.id.encode() in tombstones, "the expired id was not purged"
+
+    report = verify(
+        VerifyTarget(
+            kafka_bootstrap,
+            config.application_id,
+            config.input_topic,
+            config.outbox_topic,
+            config.changelog_topic,
+            config.policy,
+        )
+    )
+    assert report.ok(), report.as_dict()
+    assert report.totals()["expected"] == 4
