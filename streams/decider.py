@@ -46,8 +46,12 @@ class Verdict:
 def decide_record(
     state: StateView, event: ObjectEvent, identity: str, at: InputPosition, policy: Policy
 ) -> Verdict:
-    """Decide one event; raises UndecidableEvent (to be dead-lettered)."""
-    if policy.trust_for(event.source) is Trust.ORDERED:
+    """Decide one event; raises UndecidableEvent (to be dead-lettered).
+
+    An event of an ordered source without a position (S3 sends no sequencer
+    for tagging, ACL, restore, ... events) can only be deduplicated by id.
+    """
+    if policy.trust_for(event.source) is Trust.ORDERED and event.position is not None:
         return _ordered(state, event, identity, at, policy)
     return _dedupe(state, event, identity, at, policy)
 
