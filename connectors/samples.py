@@ -25,16 +25,13 @@ def s3_record(
     event_version: str = "2.1",
     event_time: str = "2026-06-01T12:00:00.000Z",
 ) -> dict[str, Any]:
-    """One entry of `Records`; `key` is given form-encoded, as S3 sends it."""
-    obj: dict[str, Any] = {"key": key}
-    if size is not None:
-        obj["size"] = size
-    if etag is not None:
-        obj["eTag"] = etag
-    if version_id is not None:
-        obj["versionId"] = version_id
-    if sequencer is not None:
-        obj["sequencer"] = sequencer
+    """One entry of `Records`; `key` is given form-encoded, as S3 sends it.
+
+    An optional member given as None is left out.
+    """
+    obj = _present(
+        {"key": key, "size": size, "eTag": etag, "versionId": version_id, "sequencer": sequencer}
+    )
     return {
         "eventVersion": event_version,
         "eventSource": "aws:s3",
@@ -51,6 +48,11 @@ def s3_record(
             "object": obj,
         },
     }
+
+
+def _present(members: dict[str, Any]) -> dict[str, Any]:
+    """``members`` without those whose value is None (optional members left out)."""
+    return {name: value for name, value in members.items() if value is not None}
 
 
 def s3_notification(*records: dict[str, Any]) -> dict[str, Any]:
@@ -72,13 +74,22 @@ def to_bytes(document: dict[str, Any]) -> bytes:
     return json.dumps(document, separators=(",", ":")).encode("utf-8")
 
 
-def form_encode_key(key: str) -> str:
-    """Encode a key as S3 does in native notifications (form encoding of UTF-8)."""
-    return quote_plus(key, safe="")
+def form_encode_key(key: str, safe: str = "") -> str:
+    """Encode a key as S3 does in native notifications (form encoding of UTF-8).
+
+    Space becomes ``+``; ASCII letters, digits, ``_.-~`` and the characters in
+    ``safe`` stay as they are; every other UTF-8 byte becomes ``%XX``
+    (uppercase). By default ``/`` is escaped too (``%2F``); S3 may also send it
+    unescaped (``safe="/"``). Both spellings decode to the same key.
+    """
+    return quote_plus(key, safe=safe)
 
 
-def sqs_receive_response(*bodies: str) -> dict[str, Any]:
-    """The JSON of an SQS ReceiveMessage response (as the AWS CLI prints it)."""
+def sqs_receive_response(*bodies: object) -> dict[str, Any]:
+    """The JSON of an SQS ReceiveMessage response (as the AWS CLI prints it).
+
+    Each body is normally JSON text; any other value builds an invalid message.
+    """
     return {
         "Messages": [
             {
@@ -92,28 +103,31 @@ def sqs_receive_response(*bodies: str) -> dict[str, Any]:
     }
 
 
-def lambda_sqs_event(*bodies: str) -> dict[str, Any]:
-    """The event a Lambda function receives from an SQS trigger."""
+def lambda_sqs_record(body: object, index: int = 0) -> dict[str, Any]:
+    """Record ``index`` of the event a Lambda function receives from an SQS trigger.
+
+    ``body`` is normally JSON text; any other value builds an invalid record.
+    """
     return {
-        "Records": [
-            {
-                "messageId": f"00000000-0000-4000-8000-{index:012d}",
-                "receiptHandle": f"receipt-{index}",
-                "body": body,
-                "attributes": {"ApproximateReceiveCount": "1"},
-                "messageAttributes": {},
-                "md5OfBody": "0" * 32,
-                "eventSource": "aws:sqs",
-                "eventSourceARN": "arn:aws:sqs:eu-west-1:123456789012:incoming",
-                "awsRegion": "eu-west-1",
-            }
-            for index, body in enumerate(bodies)
-        ]
+        "messageId": f"00000000-0000-4000-8000-{index:012d}",
+        "receiptHandle": f"receipt-{index}",
+        "body": body,
+        "attributes": {"ApproximateReceiveCount": "1"},
+        "messageAttributes": {},
+        "md5OfBody": "0" * 32,
+        "eventSource": "aws:sqs",
+        "eventSourceARN": "arn:aws:sqs:eu-west-1:123456789012:incoming",
+        "awsRegion": "eu-west-1",
     }
 
 
-def sns_notification(message: str) -> dict[str, Any]:
-    """An SNS HTTP(S) delivery of type Notification (also the SQS body without raw delivery)."""
+def lambda_sqs_event(*bodies: object) -> dict[str, Any]:
+    """The event a Lambda function receives from an SQS trigger."""
+    return {"Records": [lambda_sqs_record(body, index) for index, body in enumerate(bodies)]}
+
+
+def _sns_message(message: object) -> dict[str, Any]:
+    """The members that begin every SNS notification, in the order SNS writes them."""
     return {
         "Type": "Notification",
         "MessageId": "22b80b92-fdea-4c2c-8f9d-bdfb0c7bf324",
@@ -121,6 +135,16 @@ def sns_notification(message: str) -> dict[str, Any]:
         "Subject": "Amazon S3 Notification",
         "Message": message,
         "Timestamp": "2026-06-01T12:00:00.000Z",
+    }
+
+
+def sns_notification(message: object) -> dict[str, Any]:
+    """An SNS HTTP(S) delivery of type Notification (also the SQS body without raw delivery).
+
+    ``message`` is normally JSON text; any other value builds an invalid message.
+    """
+    return {
+        **_sns_message(message),
         "SignatureVersion": "2",
         "Signature": "EXAMPLE",
         "SigningCertURL": "https://sns.eu-west-1.amazonaws.com/SimpleNotificationService-0.pem",
@@ -128,31 +152,82 @@ def sns_notification(message: str) -> dict[str, Any]:
     }
 
 
-def lambda_sns_event(message: str) -> dict[str, Any]:
-    """The event a Lambda function receives from an SNS subscription (note the spellings)."""
+def lambda_sns_record(message: object) -> dict[str, Any]:
+    """The record of the event a Lambda function receives from an SNS subscription.
+
+    Note Lambda's spellings (``EventSource``, ``SigningCertUrl``, ``UnsubscribeUrl``).
+    """
     return {
-        "Records": [
-            {
-                "EventSource": "aws:sns",
-                "EventVersion": "1.0",
-                "EventSubscriptionArn": "arn:aws:sns:eu-west-1:123456789012:incoming:sub",
-                "Sns": {
-                    "Type": "Notification",
-                    "MessageId": "22b80b92-fdea-4c2c-8f9d-bdfb0c7bf324",
-                    "TopicArn": "arn:aws:sns:eu-west-1:123456789012:incoming",
-                    "Subject": "Amazon S3 Notification",
-                    "Message": message,
-                    "Timestamp": "2026-06-01T12:00:00.000Z",
-                    "SignatureVersion": "1",
-                    "Signature": "EXAMPLE",
-                    "SigningCertUrl": "https://sns.eu-west-1.amazonaws.com/cert.pem",
-                    "UnsubscribeUrl": "https://sns.eu-west-1.amazonaws.com/?Action=Unsubscribe",
-                    "MessageAttributes": {},
-                },
-            }
-        ]
+        "EventSource": "aws:sns",
+        "EventVersion": "1.0",
+        "EventSubscriptionArn": "arn:aws:sns:eu-west-1:123456789012:incoming:sub",
+        "Sns": {
+            **_sns_message(message),
+            "SignatureVersion": "1",
+            "Signature": "EXAMPLE",
+            "SigningCertUrl": "https://sns.eu-west-1.amazonaws.com/cert.pem",
+            "UnsubscribeUrl": "https://sns.eu-west-1.amazonaws.com/?Action=Unsubscribe",
+            "MessageAttributes": {},
+        },
     }
 
 
-def to_text(document: dict[str, Any]) -> str:
-    return json.dumps(document, separators=(",", ":"))
+def lambda_sns_event(message: object) -> dict[str, Any]:
+    """The event a Lambda function receives from an SNS subscription."""
+    return {"Records": [lambda_sns_record(message)]}
+
+
+def eventbridge_event(
+    *,
+    bucket: str = "example-input",
+    key: str = "incoming/June report+final.csv",
+    detail_type: str = "Object Created",
+    deletion_type: str | None = None,
+    sequencer: str | None = "617f08299329d189",
+    version_id: str | None = None,
+    size: int | None = 5,
+    etag: str | None = "b1946ac92492d2347c6235b4d2611184",
+    event_id: str = "17793124-05d4-4198-8fde-7ededc63b103",
+    reason: str | None = None,
+) -> dict[str, Any]:
+    """An S3 event as EventBridge delivers it to its targets.
+
+    ``key`` is the object's real name: EventBridge does not encode it. An
+    optional member given as None is left out; ``reason`` defaults to
+    ``PutObject`` for ``Object Created`` and ``DeleteObject`` otherwise.
+    """
+    obj = _present(
+        {"key": key, "size": size, "etag": etag, "version-id": version_id, "sequencer": sequencer}
+    )
+    if reason is None:
+        reason = "PutObject" if detail_type == "Object Created" else "DeleteObject"
+    detail: dict[str, Any] = {
+        "version": "0",
+        "bucket": {"name": bucket},
+        "object": obj,
+        "request-id": "N4N7GDK58NMKJ12R",
+        "requester": _EVENTBRIDGE_ACCOUNT,
+        "source-ip-address": "192.0.2.10",
+        "reason": reason,
+    }
+    if deletion_type is not None:
+        detail["deletion-type"] = deletion_type
+    return {
+        "version": "0",
+        "id": event_id,
+        "detail-type": detail_type,
+        "source": "aws.s3",
+        "account": _EVENTBRIDGE_ACCOUNT,
+        "time": "2026-11-25T10:00:00Z",
+        "region": "us-west-2",
+        "resources": [f"arn:aws:s3:::{bucket}"],
+        "detail": detail,
+    }
+
+
+_EVENTBRIDGE_ACCOUNT = "111122223333"
+
+
+def to_text(document: object, *, ensure_ascii: bool = True) -> str:
+    """``document`` as compact JSON text (with ``ensure_ascii=False``, non-ASCII kept as is)."""
+    return json.dumps(document, ensure_ascii=ensure_ascii, separators=(",", ":"))

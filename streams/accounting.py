@@ -27,5 +27,11 @@ class OutcomeCounters:
             total.update(counts)
         return {outcome.value: total[outcome] for outcome in OUTCOMES}
 
+    def per_partition(self) -> dict[int, dict[str, int]]:
+        return {
+            partition: {outcome.value: counts[outcome] for outcome in OUTCOMES}
+            for partition, counts in sorted(self.by_partition.items())
+        }
+
     def inputs(self) -> int:
         return sum(self.totals().values())

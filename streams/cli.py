@@ -576,7 +576,12 @@ def worker(
     except WorkerFatalError as error:
         click.echo(f"error: {error}", err=True)
         sys.exit(1)
-    click.echo(json.dumps({"stopped": True, **processor.counters.totals()}), err=True)
+    summary = {
+        "stopped": True,
+        **processor.counters.totals(),
+        "by_partition": processor.counters.per_partition(),
+    }
+    click.echo(json.dumps(summary), err=True)
 
 
 # ---- verify ------------------------------------------------------------------------------------
