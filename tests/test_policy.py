@@ -64,7 +64,7 @@ def test_admitting_removed_makes_a_late_create_stale() -> None:
 
 
 def test_unknown_kind_in_configuration_is_refused() -> None:
-    with pytest.raises(ValueError, match="valid kinds are .*created.*version_removed"):
+    with pytest.raises(ValueError, match=r"valid kinds are .*created.*version_removed"):
         Policy.build("aws", ["created", "deleted"])
 
 
