@@ -12,6 +12,8 @@ import json
 from typing import Any
 from urllib.parse import quote_plus
 
+_EVENTBRIDGE_ACCOUNT = "111122223333"
+
 
 def s3_record(
     *,
@@ -194,7 +196,9 @@ def eventbridge_event(
 
     ``key`` is the object's real name: EventBridge does not encode it. An
     optional member given as None is left out; ``reason`` defaults to
-    ``PutObject`` for ``Object Created`` and ``DeleteObject`` otherwise.
+    ``PutObject`` for ``Object Created`` and ``DeleteObject`` otherwise. The
+    account, region and time are those of ``tests/fixtures/aws``, whose
+    EventBridge files are written with this function.
     """
     obj = _present(
         {"key": key, "size": size, "etag": etag, "version-id": version_id, "sequencer": sequencer}
@@ -223,9 +227,6 @@ def eventbridge_event(
         "resources": [f"arn:aws:s3:::{bucket}"],
         "detail": detail,
     }
-
-
-_EVENTBRIDGE_ACCOUNT = "111122223333"
 
 
 def to_text(document: object, *, ensure_ascii: bool = True) -> str:
