@@ -45,8 +45,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
-from connectors.errors import RejectReason
-from connectors.json_fields import index_path, member_path, show
+from connectors.errors import RecordRejected, RejectReason
+from connectors.json_fields import index_path, member_path, required_member, show
 from connectors.results import Ignored, ParseResult, concat
 
 __all__ = [
@@ -80,6 +80,10 @@ def _rejected(reason: RejectReason, message: str) -> ParseResult:
     return ParseResult.rejected(reason, message)
 
 
+def _refused(rejected: RecordRejected) -> ParseResult:
+    return ParseResult.rejected(rejected.reason, rejected.message)
+
+
 def _inner_body(
     container: dict[object, object],
     name: str,
@@ -90,18 +94,18 @@ def _inner_body(
     inner: InnerParser,
 ) -> ParseResult:
     """Hand the JSON string ``container[name]`` to ``inner`` one level deeper."""
-    field = member_path(path, name)
-    value = container.get(name)
-    if value is None:
-        return _rejected(
-            RejectReason.MISSING_FIELD, f"{field} is missing: expected {what} (a JSON string)"
+    try:
+        body = required_member(
+            container,
+            name,
+            path,
+            str,
+            missing=f"expected {what} (a JSON string)",
+            invalid=f"a string holding {what} as JSON text",
         )
-    if not isinstance(value, str):
-        return _rejected(
-            RejectReason.INVALID_FIELD,
-            f"{field} must be a string holding {what} as JSON text, got {show(value)}",
-        )
-    return inner(value, origin, field, depth + 1)
+    except RecordRejected as rejected:
+        return _refused(rejected)
+    return inner(body, origin, member_path(path, name), depth + 1)
 
 
 # --------------------------------------------------------------------------- SQS
@@ -116,17 +120,17 @@ def parse_sqs_receive_response(
     parsed one level deeper.
     """
     field = member_path(path, "Messages")
-    messages = document.get("Messages") if isinstance(document, dict) else None
-    if messages is None:
-        return _rejected(
-            RejectReason.MISSING_FIELD,
-            f"{field} is missing: expected the array of an SQS ReceiveMessage response",
+    try:
+        messages = required_member(
+            document if isinstance(document, dict) else {},  # no object, no "Messages"
+            "Messages",
+            path,
+            list,
+            missing="expected the array of an SQS ReceiveMessage response",
+            invalid="an array of SQS messages",
         )
-    if not isinstance(messages, list):
-        return _rejected(
-            RejectReason.INVALID_FIELD,
-            f"{field} must be an array of SQS messages, got {show(messages)}",
-        )
+    except RecordRejected as rejected:
+        return _refused(rejected)
     if not messages:
         return _rejected(
             RejectReason.NOT_A_NOTIFICATION,
@@ -190,18 +194,17 @@ def parse_sns_message(
             RejectReason.INVALID_FIELD,
             f"{subject} must be a JSON object (an SNS message), got {show(document)}",
         )
-    field = member_path(path, "Type")
-    kind = document.get("Type")
-    if kind is None:
-        return _rejected(
-            RejectReason.MISSING_FIELD,
-            f"{field} is missing: expected the SNS message type, e.g. {SNS_NOTIFICATION!r}",
+    try:
+        kind = required_member(
+            document,
+            "Type",
+            path,
+            str,
+            missing=f"expected the SNS message type, e.g. {SNS_NOTIFICATION!r}",
+            invalid=f"a string such as {SNS_NOTIFICATION!r}",
         )
-    if not isinstance(kind, str):
-        return _rejected(
-            RejectReason.INVALID_FIELD,
-            f"{field} must be a string such as {SNS_NOTIFICATION!r}, got {show(kind)}",
-        )
+    except RecordRejected as rejected:
+        return _refused(rejected)
     if kind == SNS_SUBSCRIPTION_CONFIRMATION:
         return ParseResult.of(
             Ignored(
@@ -224,7 +227,7 @@ def parse_sns_message(
     if kind != SNS_NOTIFICATION:
         return _rejected(
             RejectReason.NOT_A_NOTIFICATION,
-            f"{field} is {show(kind)}: expected {SNS_NOTIFICATION!r} (or a "
+            f"{member_path(path, 'Type')} is {show(kind)}: expected {SNS_NOTIFICATION!r} (or a "
             f"{SNS_SUBSCRIPTION_CONFIRMATION!r} / {SNS_UNSUBSCRIBE_CONFIRMATION!r} handshake)",
         )
     return _inner_body(document, "Message", path, "the notification", origin, depth, inner)
@@ -243,16 +246,15 @@ def parse_lambda_sns_record(
             RejectReason.NOT_A_NOTIFICATION,
             f"{path} must be a JSON object (one Lambda SNS record), got {show(record)}",
         )
-    field = member_path(path, "Sns")
-    sns = record.get("Sns")
-    if sns is None:
-        return _rejected(
-            RejectReason.MISSING_FIELD,
-            f"{field} is missing: expected the SNS message of a Lambda SNS record",
+    try:
+        sns = required_member(
+            record,
+            "Sns",
+            path,
+            dict,
+            missing="expected the SNS message of a Lambda SNS record",
+            invalid="a JSON object (the SNS message)",
         )
-    if not isinstance(sns, dict):
-        return _rejected(
-            RejectReason.INVALID_FIELD,
-            f"{field} must be a JSON object (the SNS message), got {show(sns)}",
-        )
-    return parse_sns_message(sns, origin, field, depth, inner)
+    except RecordRejected as rejected:
+        return _refused(rejected)
+    return parse_sns_message(sns, origin, member_path(path, "Sns"), depth, inner)

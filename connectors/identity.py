@@ -14,19 +14,24 @@ An identity is ``<scheme>://<bucket>/<key>``:
 Because neither the scheme nor the bucket can contain the separators, the
 string parses back unambiguously: the scheme ends at the first ``://``, the
 bucket at the next ``/``, and the rest is the key.
+
+:func:`sequencer_event_id` derives an event's id from its identity (DESIGN §4),
+one construction for every provider that sends sequencers.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Final
 
-__all__ = ["S3_SCHEME", "object_identity", "parse_identity"]
+__all__ = ["S3_SCHEME", "object_identity", "parse_identity", "sequencer_event_id"]
 
 S3_SCHEME: Final = "s3"
 
 _SCHEME: Final = re.compile(r"[a-z][a-z0-9+.-]*")
 _SEPARATOR: Final = "://"
+_ID_SEPARATOR: Final = "\x1f"
 
 
 def _check_scheme(scheme: str, context: str) -> None:
@@ -85,3 +90,15 @@ def parse_identity(identity: str) -> tuple[str, str, str]:
     _check_bucket(bucket, context)
     _check_key(key, context)
     return scheme, bucket, key
+
+
+def sequencer_event_id(prefix: str, kind: str, identity: str, canonical_sequencer: str) -> str:
+    """The stable id of an event that carries a sequencer (DESIGN §4).
+
+    ``prefix`` (``"s3-"``, ``"minio-"``) + the first 32 hex digits of SHA-256
+    over the kind, the object identity and the sequencer in the canonical form
+    of the provider's order, joined by U+001F. Depends on nothing but its
+    arguments, so every redelivery gets the same id.
+    """
+    material = _ID_SEPARATOR.join([kind, identity, canonical_sequencer])
+    return prefix + hashlib.sha256(material.encode("utf-8")).hexdigest()[:32]

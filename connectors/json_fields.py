@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Final
+from typing import Final, TypeVar
 
 from connectors.errors import RecordRejected, RejectReason
 
 __all__ = [
     "PREVIEW_LIMIT",
+    "check_constant",
     "check_text",
     "index_path",
     "is_text",
@@ -34,6 +35,7 @@ __all__ = [
     "object_member",
     "optional_size",
     "optional_string",
+    "required_member",
     "required_string",
     "sequencer_member",
     "show",
@@ -42,6 +44,7 @@ __all__ = [
 PREVIEW_LIMIT: Final = 80
 """How many characters of a string :func:`show` prints."""
 
+_T = TypeVar("_T")
 _BIG_NUMBER: Final = 10**30
 _HEX_DIGITS: Final = re.compile(r"[0-9A-Fa-f]+")
 _HEX_EXPECTED: Final = "expected a non-empty string of hex digits"
@@ -110,6 +113,31 @@ def check_text(value: str, field: str) -> None:
 # --------------------------------------------------------------------------- accessors
 
 
+def required_member(
+    parent: dict[object, object],
+    name: str,
+    path: str,
+    json_type: type[_T],
+    *,
+    missing: str,
+    invalid: str,
+) -> _T:
+    """The member ``parent[name]``, which must be present and a ``json_type`` (dict, list, str).
+
+    Absent or null is ``missing_field`` (``<field> is missing: <missing>``);
+    another type is ``invalid_field`` (``<field> must be <invalid>, got <value>``).
+    """
+    field = member_path(path, name)
+    value = parent.get(name)
+    if value is None:
+        raise RecordRejected(RejectReason.MISSING_FIELD, f"{field} is missing: {missing}")
+    if not isinstance(value, json_type):
+        raise RecordRejected(
+            RejectReason.INVALID_FIELD, f"{field} must be {invalid}, got {show(value)}"
+        )
+    return value
+
+
 def object_member(
     parent: dict[object, object], name: str, path: str, *, expected: str = "a JSON object"
 ) -> dict[object, object]:
@@ -117,15 +145,30 @@ def object_member(
 
     ``expected`` describes it in the message for an absent member.
     """
-    field = member_path(path, name)
-    value = parent.get(name)
-    if value is None:
-        raise RecordRejected(RejectReason.MISSING_FIELD, f"{field} is missing: expected {expected}")
-    if not isinstance(value, dict):
-        raise RecordRejected(
-            RejectReason.INVALID_FIELD, f"{field} must be a JSON object, got {show(value)}"
-        )
-    return value
+    return required_member(
+        parent, name, path, dict, missing=f"expected {expected}", invalid="a JSON object"
+    )
+
+
+def check_constant(
+    parent: dict[object, object],
+    name: str,
+    path: str,
+    value: str,
+    *,
+    reason: RejectReason,
+    expected: str,
+) -> None:
+    """Refuse (``reason``) unless ``parent[name]`` is exactly ``value``.
+
+    The message is ``<field> is missing: <expected>`` or ``<field> is <shown
+    value>: <expected>``.
+    """
+    found = parent.get(name)
+    if found == value:
+        return
+    detail = "is missing" if found is None else f"is {show(found)}"
+    raise RecordRejected(reason, f"{member_path(path, name)} {detail}: {expected}")
 
 
 def required_string(parent: dict[object, object], name: str, path: str, what: str) -> str:

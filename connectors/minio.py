@@ -59,12 +59,12 @@ and the envelope therefore give identical events.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
+from connectors.identity import sequencer_event_id
 from connectors.s3_event_names import (
     ACCESSED,
     CREATED,
@@ -110,7 +110,6 @@ MINIO_SCHEMA_EXPECTATION: Final = (
 )
 
 _SCHEMA_VERSION: Final = re.compile(r"2\.[0-9]+")
-_ID_SEPARATOR: Final = "\x1f"
 
 
 def _created(name: str, how: str) -> S3EventName:
@@ -240,6 +239,6 @@ def minio_event_id(kind: str, identity: str, sequencer: str) -> str:
     with MinIO's comparison. ``identity`` is in the ``minio`` scheme, so the
     id never equals an S3 event's. Raises ValueError when ``sequencer`` is not hex.
     """
-    canonical = NUMERIC_SEQUENCER_ORDER.canonical(sequencer)
-    material = _ID_SEPARATOR.join([kind, identity, canonical])
-    return "minio-" + hashlib.sha256(material.encode("utf-8")).hexdigest()[:32]
+    return sequencer_event_id(
+        "minio-", kind, identity, NUMERIC_SEQUENCER_ORDER.canonical(sequencer)
+    )

@@ -87,10 +87,12 @@ from typing import Final
 from connectors.errors import RecordRejected, RejectReason
 from connectors.identity import S3_SCHEME, object_identity
 from connectors.json_fields import (
+    check_constant,
     member_path,
     object_member,
     optional_size,
     optional_string,
+    required_member,
     required_string,
     sequencer_member,
     show,
@@ -164,27 +166,23 @@ _EVENT_VERSION: Final = re.compile(r"1\.[0-9]+")
 # --------------------------------------------------------------------------- checks
 
 
-def _check_source(event: dict[object, object], path: str) -> None:
-    source = event.get("source")
-    if source == EVENTBRIDGE_S3_SOURCE:
-        return
-    detail = "is missing" if source is None else f"is {show(source)}"
-    raise RecordRejected(
-        RejectReason.WRONG_EVENT_SOURCE,
-        f"{member_path(path, 'source')} {detail}: expected {EVENTBRIDGE_S3_SOURCE!r} "
+def _check_envelope(event: dict[object, object], path: str) -> None:
+    check_constant(
+        event,
+        "source",
+        path,
+        EVENTBRIDGE_S3_SOURCE,
+        reason=RejectReason.WRONG_EVENT_SOURCE,
+        expected=f"expected {EVENTBRIDGE_S3_SOURCE!r} "
         "(seqgate reads Amazon S3 events from EventBridge)",
     )
-
-
-def _check_envelope_version(event: dict[object, object], path: str) -> None:
-    version = event.get("version")
-    if version == _ENVELOPE_VERSION:
-        return
-    detail = "is missing" if version is None else f"is {show(version)}"
-    raise RecordRejected(
-        RejectReason.UNSUPPORTED_SCHEMA_VERSION,
-        f"{member_path(path, 'version')} {detail}: seqgate reads EventBridge envelope "
-        f'version "{_ENVELOPE_VERSION}"',
+    check_constant(
+        event,
+        "version",
+        path,
+        _ENVELOPE_VERSION,
+        reason=RejectReason.UNSUPPORTED_SCHEMA_VERSION,
+        expected=f'seqgate reads EventBridge envelope version "{_ENVELOPE_VERSION}"',
     )
 
 
@@ -201,17 +199,14 @@ def _check_event_version(detail: dict[object, object], path: str) -> None:
 
 def _detail_type(event: dict[object, object], path: str) -> str:
     field = member_path(path, "detail-type")
-    value = event.get("detail-type")
-    if value is None:
-        raise RecordRejected(
-            RejectReason.MISSING_FIELD,
-            f"{field} is missing: expected an S3 event type such as {OBJECT_CREATED!r}",
-        )
-    if not isinstance(value, str):
-        raise RecordRejected(
-            RejectReason.INVALID_FIELD,
-            f"{field} must be a string such as {OBJECT_CREATED!r}, got {show(value)}",
-        )
+    value = required_member(
+        event,
+        "detail-type",
+        path,
+        str,
+        missing=f"expected an S3 event type such as {OBJECT_CREATED!r}",
+        invalid=f"a string such as {OBJECT_CREATED!r}",
+    )
     if value not in SUPPORTED_DETAIL_TYPES:
         supported = ", ".join(SUPPORTED_DETAIL_TYPES)
         raise RecordRejected(
@@ -249,17 +244,15 @@ def _object_key(obj: dict[object, object], path: str) -> str:
 
 def _deleted_kind(detail: dict[object, object], version_id: str | None, path: str) -> str:
     field = member_path(path, "deletion-type")
-    value = detail.get("deletion-type")
     expected = f"{DELETE_MARKER_CREATED!r} or {PERMANENTLY_DELETED!r}"
-    if value is None:
-        raise RecordRejected(
-            RejectReason.MISSING_FIELD,
-            f"{field} is missing: an {OBJECT_DELETED!r} event says {expected}",
-        )
-    if not isinstance(value, str):
-        raise RecordRejected(
-            RejectReason.INVALID_FIELD, f"{field} must be {expected}, got {show(value)}"
-        )
+    value = required_member(
+        detail,
+        "deletion-type",
+        path,
+        str,
+        missing=f"an {OBJECT_DELETED!r} event says {expected}",
+        invalid=expected,
+    )
     if value == DELETE_MARKER_CREATED:
         return REMOVED
     if value == PERMANENTLY_DELETED:
@@ -280,8 +273,7 @@ def _parse(event: object, origin: str, path: str) -> ObjectEvent:
             RejectReason.NOT_A_NOTIFICATION,
             f"{subject} must be a JSON object (an EventBridge event), got {show(event)}",
         )
-    _check_source(event, path)
-    _check_envelope_version(event, path)
+    _check_envelope(event, path)
     detail_type = _detail_type(event, path)
     event_id = required_string(event, "id", path, "the EventBridge event id")
     detail_path = member_path(path, "detail")

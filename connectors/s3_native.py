@@ -91,12 +91,13 @@ from typing import Final
 
 from connectors import minio
 from connectors.errors import RecordRejected, Rejection, RejectReason
-from connectors.identity import S3_SCHEME, object_identity
+from connectors.identity import S3_SCHEME, object_identity, sequencer_event_id
 from connectors.json_fields import (
     check_text,
     object_member,
     optional_size,
     optional_string,
+    required_member,
     required_string,
     sequencer_member,
     show,
@@ -130,7 +131,6 @@ S3_TEST_EVENT: Final = "s3:TestEvent"
 _SCHEMA_VERSION: Final = re.compile(r"2\.([0-9]+)")
 _SCHEMA_EXPECTATION: Final = "seqgate accepts S3 event schema 2.x with x >= 1"
 _HEX_BYTES: Final = frozenset(b"0123456789abcdefABCDEF")
-_ID_SEPARATOR: Final = "\x1f"
 
 
 class KeyEncodingError(ValueError):
@@ -193,9 +193,7 @@ def s3_event_id(kind: str, identity: str, sequencer: str) -> str:
     Depends on nothing but its arguments, so every redelivery gets the same id.
     Raises ValueError when ``sequencer`` is not hex.
     """
-    canonical = AWS_SEQUENCER_ORDER.canonical(sequencer)
-    material = _ID_SEPARATOR.join([kind, identity, canonical])
-    return "s3-" + hashlib.sha256(material.encode("utf-8")).hexdigest()[:32]
+    return sequencer_event_id("s3-", kind, identity, AWS_SEQUENCER_ORDER.canonical(sequencer))
 
 
 def fallback_event_id(
@@ -374,18 +372,15 @@ def _bucket_name(s3: dict[object, object], s3_path: str) -> str:
 
 
 def _object_key(obj: dict[object, object], object_path: str) -> str:
-    raw = obj.get("key")
     field = f"{object_path}.key"
-    if raw is None:
-        raise RecordRejected(
-            RejectReason.MISSING_FIELD,
-            f"{field} is missing: expected the object's form-encoded name",
-        )
-    if not isinstance(raw, str):
-        raise RecordRejected(
-            RejectReason.INVALID_FIELD,
-            f"{field} must be a string (the form-encoded name), got {show(raw)}",
-        )
+    raw = required_member(
+        obj,
+        "key",
+        object_path,
+        str,
+        missing="expected the object's form-encoded name",
+        invalid="a string (the form-encoded name)",
+    )
     if raw == "":
         raise RecordRejected(
             RejectReason.MISSING_FIELD,

@@ -8,41 +8,38 @@ builders below wrap single changes programmatically.
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote_plus
 
 import pytest
 
+from connectors import samples
 from connectors.aws_envelopes import (
-    index_path,
-    member_path,
     parse_lambda_sns_record,
     parse_lambda_sqs_record,
     parse_sns_message,
     parse_sqs_receive_response,
-    show,
 )
 from connectors.errors import Rejection, RejectReason
 from connectors.identity import object_identity
 from connectors.normalize import MAX_ENVELOPE_DEPTH, normalize, normalize_document
 from connectors.results import Ignored, ParseResult
 from connectors.s3_native import parse_s3_records
+from connectors.samples import lambda_sqs_record, s3_notification
 from schemas.records import ObjectEvent
-from tests.test_s3_eventbridge import eventbridge_event
+from tests.builders import only_rejection
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "aws"
 ORIGIN = "sqs:s3-object-events"
-TOPIC = "arn:aws:sns:us-west-2:111122223333:s3-object-events"
+TOPIC = "arn:aws:sns:us-west-2:111122223333:s3-object-events"  # of the fixtures
 
 
 # --------------------------------------------------------------------------- builders
 
 
 def text(document: object) -> str:
-    return json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+    return samples.to_text(document, ensure_ascii=False)
 
 
 def raw(document: object) -> bytes:
@@ -58,98 +55,41 @@ def s3_record(
     version_id: str | None = None,
 ) -> dict[str, Any]:
     """A native S3 record for the real name ``key`` (form-encoded here, as S3 does)."""
-    obj: dict[str, Any] = {"key": quote_plus(key, safe=""), "size": 5, "sequencer": sequencer}
-    obj["eTag"] = "b1946ac92492d2347c6235b4d2611184"
-    if version_id is not None:
-        obj["versionId"] = version_id
-    return {
-        "eventVersion": "2.1",
-        "eventSource": "aws:s3",
-        "awsRegion": "us-west-2",
-        "eventTime": "2026-11-25T10:00:00.000Z",
-        "eventName": event_name,
-        "s3": {"s3SchemaVersion": "1.0", "bucket": {"name": bucket}, "object": obj},
-    }
+    return samples.s3_record(
+        bucket=bucket,
+        key=samples.form_encode_key(key),
+        sequencer=sequencer,
+        event_name=event_name,
+        version_id=version_id,
+        size=5,
+        etag="b1946ac92492d2347c6235b4d2611184",
+        event_time="2026-11-25T10:00:00.000Z",
+    )
 
 
 def s3_document(*records: dict[str, Any]) -> dict[str, Any]:
-    return {"Records": list(records) or [s3_record()]}
+    return s3_notification(*records) if records else s3_notification(s3_record())
 
 
 def receive(*bodies: object) -> dict[str, Any]:
-    """An SQS ReceiveMessage response (JSON API / AWS CLI shape)."""
-    return {
-        "Messages": [
-            {
-                "MessageId": f"b3c4d5e6-f7a8-4b9c-8d0e-1f2a3b4c5d{index:02d}",
-                "ReceiptHandle": f"receipt-{index}",
-                "MD5OfBody": "0" * 32,
-                "Body": body,
-                "Attributes": {"ApproximateReceiveCount": "1"},
-            }
-            for index, body in enumerate(bodies)
-        ],
-        "ResponseMetadata": {"HTTPStatusCode": 200},
-    }
+    """An SQS ReceiveMessage response as boto3 returns it (with ResponseMetadata)."""
+    return samples.sqs_receive_response(*bodies) | {"ResponseMetadata": {"HTTPStatusCode": 200}}
 
 
-def lambda_sqs_record(body: object, index: int = 0) -> dict[str, Any]:
-    return {
-        "messageId": f"059f36b4-87a3-44ab-83d2-661975830a{index:02d}",
-        "receiptHandle": f"receipt-{index}",
-        "body": body,
-        "attributes": {"ApproximateReceiveCount": "1"},
-        "messageAttributes": {},
-        "md5OfBody": "0" * 32,
-        "eventSource": "aws:sqs",
-        "eventSourceARN": "arn:aws:sqs:us-west-2:111122223333:s3-object-events",
-        "awsRegion": "us-west-2",
-    }
-
-
-def lambda_sqs(*bodies: object) -> dict[str, Any]:
-    return {"Records": [lambda_sqs_record(body, index) for index, body in enumerate(bodies)]}
+lambda_sqs = samples.lambda_sqs_event
+lambda_sns = samples.lambda_sns_event
 
 
 def sns(message: object, kind: object = "Notification") -> dict[str, Any]:
-    """An SNS message in its HTTP form (also an SQS body without raw delivery)."""
-    return {
-        "Type": kind,
-        "MessageId": "22b80b92-fdea-4c2c-8f9d-bdfb0c7bf324",
-        "TopicArn": TOPIC,
-        "Subject": "Amazon S3 Notification",
-        "Message": message,
-        "Timestamp": "2026-11-25T10:00:01.000Z",
-        "SignatureVersion": "1",
-        "Signature": "EXAMPLE",
-        "SigningCertURL": "https://sns.us-west-2.amazonaws.com/cert.pem",
-        "UnsubscribeURL": "https://sns.us-west-2.amazonaws.com/?Action=Unsubscribe",
-    }
+    """An SNS message of type ``kind`` in its HTTP form (also an SQS body without raw delivery)."""
+    return samples.sns_notification(message) | {"Type": kind}
 
 
 def lambda_sns_record(message: object, kind: object = "Notification") -> dict[str, Any]:
-    return {
-        "EventSource": "aws:sns",
-        "EventVersion": "1.0",
-        "EventSubscriptionArn": f"{TOPIC}:c9135db0",
-        "Sns": {
-            "Type": kind,
-            "MessageId": "95df01b4-ee98-5cb9-9903-4c221d41eb5e",
-            "TopicArn": TOPIC,
-            "Subject": "Amazon S3 Notification",
-            "Message": message,
-            "Timestamp": "2026-11-25T10:00:01.000Z",
-            "SignatureVersion": "1",
-            "Signature": "EXAMPLE",
-            "SigningCertUrl": "https://sns.us-west-2.amazonaws.com/cert.pem",
-            "UnsubscribeUrl": "https://sns.us-west-2.amazonaws.com/?Action=Unsubscribe",
-            "MessageAttributes": {},
-        },
-    }
-
-
-def lambda_sns(message: object) -> dict[str, Any]:
-    return {"Records": [lambda_sns_record(message)]}
+    """A Lambda SNS record whose SNS message is of type ``kind``."""
+    record = samples.lambda_sns_record(message)
+    record["Sns"]["Type"] = kind
+    return record
 
 
 # Every way an S3 document (given as JSON text) reaches seqgate.
@@ -166,12 +106,6 @@ ENVELOPES: dict[str, Any] = {
         lambda_sns(text(receive(text(sns(body)))))
     ),
 }
-
-
-def only_rejection(result: ParseResult) -> Rejection:
-    assert result.events == [] and result.ignored == [], result
-    [rejection] = result.rejections
-    return rejection
 
 
 def change(event: ObjectEvent) -> tuple[str, str, str | None]:
@@ -230,7 +164,7 @@ def test_the_same_change_through_every_envelope(
         wrapped = normalize(wrap(text(document)).encode("utf-8"), ORIGIN)
         assert wrapped.items == (direct,), name  # everything equal, the id included
 
-    event = eventbridge_event(
+    event = samples.eventbridge_event(
         key=key,
         detail_type=detail_type,
         deletion_type=deletion,
@@ -705,16 +639,6 @@ def test_envelope_functions_refuse_non_objects_without_raising() -> None:
         ]:
             result = function(value, "o", "", 0, inner)
             assert len(result.rejections) == 1
-
-
-def test_paths_and_show() -> None:
-    assert member_path("", "Messages") == "Messages"
-    assert member_path("Messages[0].Body", "Message") == "Messages[0].Body.Message"
-    assert index_path("Records", 3) == "Records[3]"
-    assert show("x" * 100) == '"' + "x" * 80 + '"... (100 characters)'
-    assert show(None) == "null" and show(True) == "boolean true" and show(2.5) == "number 2.5"
-    assert show(10**40) == "number of 133 bits" and show([]) == "array" and show({}) == "object"
-    assert show("\ud800") == '"\\ud800"'
 
 
 # --------------------------------------------------------------------------- totality

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import random
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote_plus
 
 import pytest
 
@@ -25,46 +23,23 @@ from connectors.minio import (
     minio_kind_for,
 )
 from connectors.s3_native import decode_form_key, parse_s3_records, s3_event_id
+from connectors.samples import form_encode_key, s3_notification, s3_record
 from schemas.records import ObjectEvent
+from tests.builders import (
+    ABSENT,
+    TRICKY_KEYS,
+    assert_tricky_keys,
+    go_query_escape,
+    only_event,
+    only_rejection,
+    sequencer_id,
+)
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "minio"
 ORIGIN = "http:/minio/webhook"
-ABSENT: Any = object()
 
 
 # --------------------------------------------------------------------------- encoders
-
-
-def form_encode_key(key: str, safe: str = "/") -> str:
-    """Encode a key as Amazon S3 writes it in a notification: form encoding.
-
-    Space becomes ``+``; ASCII letters, digits, ``_.-~`` and the characters in
-    ``safe`` stay as they are; every other UTF-8 byte becomes ``%XX``
-    (uppercase). S3 leaves ``/`` unescaped in the keys it sends; ``safe=""``
-    gives the fully escaped spelling (``%2F``) that some producers write. Both
-    decode to the same key.
-    """
-    return quote_plus(key, safe=safe, encoding="utf-8", errors="strict")
-
-
-_GO_UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~")
-
-
-def go_query_escape(key: str) -> str:
-    """Go's ``url.QueryEscape``, as MinIO applies it to ``s3.object.key``.
-
-    Unreserved ``A-Za-z0-9-_.~`` kept, space as ``+``, every other UTF-8 byte
-    as ``%XX`` with uppercase hex (so ``/`` is ``%2F`` and ``*`` is ``%2A``).
-    """
-    parts: list[str] = []
-    for byte in key.encode("utf-8"):
-        if byte in _GO_UNRESERVED:
-            parts.append(chr(byte))
-        elif byte == 0x20:
-            parts.append("+")
-        else:
-            parts.append(f"%{byte:02X}")
-    return "".join(parts)
 
 
 ALPHABET = (
@@ -137,7 +112,7 @@ def test_generated_keys_are_varied() -> None:
 
 
 @pytest.mark.parametrize(
-    "encode", [go_query_escape, form_encode_key, lambda k: form_encode_key(k, "")]
+    "encode", [go_query_escape, lambda k: form_encode_key(k, safe="/"), form_encode_key]
 )
 def test_decode_inverts_encode(encode: Any) -> None:
     for key in KEYS:
@@ -150,7 +125,7 @@ def test_parsed_keys_survive_the_round_trip() -> None:
     )
     assert [event.key for event in minio.events] == KEYS
     s3 = parse_s3_records(
-        {"Records": [s3_record(key=form_encode_key(key)) for key in KEYS]}, ORIGIN
+        s3_notification(*[photos_s3_record(form_encode_key(key, safe="/")) for key in KEYS]), ORIGIN
     )
     assert [event.key for event in s3.events] == KEYS
 
@@ -205,13 +180,9 @@ def minio_record(
     return {name: value for name, value in record.items() if value is not ABSENT}
 
 
-def s3_record(*, key: str, sequencer: str = "0055AED6DCD90281E5") -> dict[str, Any]:
-    return {
-        "eventVersion": "2.1",
-        "eventSource": "aws:s3",
-        "eventName": "ObjectCreated:Put",
-        "s3": {"bucket": {"name": "photos"}, "object": {"key": key, "sequencer": sequencer}},
-    }
+def photos_s3_record(key: str) -> dict[str, Any]:
+    """An Amazon S3 record of the bucket the MinIO records use; ``key`` form-encoded."""
+    return s3_record(bucket="photos", key=key, sequencer="0055AED6DCD90281E5")
 
 
 def webhook(record: dict[str, Any], key: str | None = None) -> dict[str, Any]:
@@ -222,18 +193,13 @@ def webhook(record: dict[str, Any], key: str | None = None) -> dict[str, Any]:
 
 
 def parse_one(**fields: Any) -> ObjectEvent:
-    result = parse_s3_records(webhook(minio_record(**fields)), ORIGIN)
-    assert result.rejections == [], result.rejections
-    assert len(result.events) == 1
-    return result.events[0]
+    return only_event(parse_s3_records(webhook(minio_record(**fields)), ORIGIN))
 
 
 def reject_one(**fields: Any) -> Rejection:
-    result = parse_s3_records({"Records": [minio_record(**fields)]}, ORIGIN)
-    assert result.events == []
-    assert len(result.rejections) == 1
-    assert result.rejections[0].record_index == 0
-    return result.rejections[0]
+    rejection = only_rejection(parse_s3_records(s3_notification(minio_record(**fields)), ORIGIN))
+    assert rejection.record_index == 0
+    return rejection
 
 
 def identity(event: ObjectEvent) -> str:
@@ -241,8 +207,7 @@ def identity(event: ObjectEvent) -> str:
 
 
 def expected_id(kind: str, ident: str, canonical: str) -> str:
-    material = "\x1f".join([kind, ident, canonical]).encode()
-    return "minio-" + hashlib.sha256(material).hexdigest()[:32]
+    return sequencer_id("minio-", kind, ident, canonical)
 
 
 # --------------------------------------------------------------------------- happy path
@@ -308,9 +273,9 @@ def test_mixed_sources_in_one_document_each_follow_their_rules() -> None:
     document = {
         "Records": [
             minio_record(key="a%2Fb"),
-            s3_record(key="a%2Fb"),
+            photos_s3_record("a%2Fb"),
             minio_record(event_name="ObjectCreated:Put"),
-            s3_record(key="a%2Fb") | {"eventVersion": "2.0"},
+            photos_s3_record("a%2Fb") | {"eventVersion": "2.0"},
         ]
     }
     result = parse_s3_records(document, ORIGIN)
@@ -607,22 +572,6 @@ FIXTURE_OUTCOMES: dict[str, tuple[str, str, str, str | None] | RejectReason] = {
     "replication_complete": RejectReason.UNSUPPORTED_EVENT_TYPE,
 }
 
-LONG_KEY = "r\u00e9pertoire/" * 85 + "f.gz"  # exactly 1024 bytes of UTF-8
-TRICKY_KEYS = [
-    "incoming/June report+final.csv",
-    "100%.txt",
-    "100%25.txt",
-    "a%2Fb",
-    "//double//slash///end/",
-    "données/été 2024/café €.txt",
-    "写真/猫.jpg",
-    "\U0001f600 smile.png",
-    "  leading and trailing  ",
-    "a+b=c&d?e#f;g,h:i@j$k.txt",
-    "tilde~under_score-dash.dot",
-    LONG_KEY,
-]
-
 
 def load(name: str) -> Any:
     return json.loads((FIXTURES / f"{name}.json").read_text(encoding="utf-8"))
@@ -674,8 +623,4 @@ def test_fixture_tricky_keys() -> None:
     document = load("tricky_keys")
     raw = [record["s3"]["object"]["key"] for record in document["Records"]]
     assert raw == [go_query_escape(key) for key in TRICKY_KEYS]  # written as MinIO escapes
-    result = parse_s3_records(document, ORIGIN)
-    assert result.rejections == []
-    assert [event.key for event in result.events] == TRICKY_KEYS
-    assert len(result.events[-1].key.encode("utf-8")) == 1024
-    assert len({event.id for event in result.events}) == len(TRICKY_KEYS)
+    assert_tricky_keys(parse_s3_records(document, ORIGIN))

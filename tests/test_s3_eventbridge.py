@@ -6,11 +6,10 @@ import copy
 import json
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote_plus
 
 import pytest
 
-from connectors import s3_event_names
+from connectors import s3_event_names, samples
 from connectors.errors import Rejection, RejectReason
 from connectors.normalize import normalize
 from connectors.results import ParseResult
@@ -21,73 +20,48 @@ from connectors.s3_eventbridge import (
     SUPPORTED_DETAIL_TYPES,
     parse_eventbridge_event,
 )
+from connectors.samples import form_encode_key, s3_notification, s3_record
 from schemas.records import ObjectEvent
+from tests.builders import ABSENT, only_event, only_rejection, with_members
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "aws"
 ORIGIN = "sqs:eventbridge-target"
-ABSENT: Any = object()
+
+# eventbridge_event's keywords and the members they set.
+EVENT_MEMBERS: dict[str, tuple[str, ...]] = {
+    "key": ("detail", "object", "key"),
+    "bucket": ("detail", "bucket", "name"),
+    "detail_type": ("detail-type",),
+    "deletion_type": ("detail", "deletion-type"),
+    "sequencer": ("detail", "object", "sequencer"),
+    "version_id": ("detail", "object", "version-id"),
+    "event_id": ("id",),
+    "source": ("source",),
+    "size": ("detail", "object", "size"),
+    "etag": ("detail", "object", "etag"),
+}
 
 
-def eventbridge_event(
-    *,
-    key: Any = "incoming/June report+final.csv",
-    bucket: Any = "example-input",
-    detail_type: Any = "Object Created",
-    deletion_type: Any = None,
-    sequencer: Any = "617f08299329d189",
-    version_id: Any = None,
-    event_id: Any = "17793124-05d4-4198-8fde-7ededc63b103",
-    source: Any = "aws.s3",
-    size: Any = 5,
-    etag: Any = "b1946ac92492d2347c6235b4d2611184",
-) -> dict[str, Any]:
-    """An S3 event as EventBridge delivers it (AWS's documented structure).
+def eventbridge_event(**members: Any) -> dict[str, Any]:
+    """An S3 event as EventBridge delivers it: :func:`connectors.samples.eventbridge_event`.
 
-    ``key`` is the real name: EventBridge does not encode it. A value given
-    as ABSENT (or None for the optional members) is left out.
+    Each keyword of EVENT_MEMBERS writes its member as given (``key`` is the
+    real name: EventBridge does not encode it); ABSENT leaves it out, and so
+    does None for the optional ``version_id`` and ``deletion_type``.
     """
-    obj: dict[str, Any] = {"key": key, "size": size, "etag": etag}
-    if version_id is not None:
-        obj["version-id"] = version_id
-    obj["sequencer"] = sequencer
-    detail: dict[str, Any] = {
-        "version": "0",
-        "bucket": {"name": bucket},
-        "object": {name: value for name, value in obj.items() if value is not ABSENT},
-        "request-id": "N4N7GDK58NMKJ12R",
-        "requester": "123456789012",
-        "source-ip-address": "192.0.2.10",
-        "reason": "PutObject" if detail_type == OBJECT_CREATED else "DeleteObject",
-    }
-    if deletion_type is not None:
-        detail["deletion-type"] = deletion_type
-    event = {
-        "version": "0",
-        "id": event_id,
-        "detail-type": detail_type,
-        "source": source,
-        "account": "111122223333",
-        "time": "2026-11-25T10:00:00Z",
-        "region": "us-west-2",
-        "resources": [f"arn:aws:s3:::{bucket}"],
-        "detail": detail,
-    }
-    return {name: value for name, value in event.items() if value is not ABSENT}
+    for optional in ("version_id", "deletion_type"):
+        if members.get(optional, ABSENT) is None:
+            members[optional] = ABSENT
+    return with_members(samples.eventbridge_event(), EVENT_MEMBERS, members)
 
 
 def parse(document: object) -> ParseResult:
     return normalize(json.dumps(document).encode("utf-8"), ORIGIN)
 
 
-def only_event(result: ParseResult) -> ObjectEvent:
-    assert result.rejections == [] and result.ignored == [], result
-    [event] = result.events
-    return event
-
-
-def only_rejection(result: ParseResult) -> Rejection:
-    assert result.events == [] and result.ignored == [], result
-    [rejection] = result.rejections
+def whole_rejection(result: ParseResult) -> Rejection:
+    """The one rejection of ``result``, of the whole document."""
+    rejection = only_rejection(result)
     assert rejection.record_index is None
     return rejection
 
@@ -195,19 +169,7 @@ def test_keys_are_verbatim_never_decoded(key: str) -> None:
     "key", ["a+b c", "100% done/a%2Fb", "données/été 🚀", "/x//y/", "k/" + "ñ" * 511]
 )
 def test_identity_and_position_equal_the_native_parser(key: str) -> None:
-    native = {
-        "Records": [
-            {
-                "eventVersion": "2.1",
-                "eventSource": "aws:s3",
-                "eventName": "ObjectCreated:Put",
-                "s3": {
-                    "bucket": {"name": "example-input"},
-                    "object": {"key": quote_plus(key, safe=""), "sequencer": "617F08299329D189"},
-                },
-            }
-        ]
-    }
+    native = s3_notification(s3_record(key=form_encode_key(key), sequencer="617F08299329D189"))
     expected = only_event(parse(native))
     event = only_event(parse(eventbridge_event(key=key, sequencer="617f08299329d189")))
     assert (event.bucket, event.key, event.kind, event.position) == (
@@ -219,7 +181,7 @@ def test_identity_and_position_equal_the_native_parser(key: str) -> None:
 
 
 def test_lone_surrogate_key_is_a_key_encoding_rejection() -> None:
-    rejection = only_rejection(parse(eventbridge_event(key="a\ud800b")))
+    rejection = whole_rejection(parse(eventbridge_event(key="a\ud800b")))
     assert rejection.reason is RejectReason.INVALID_KEY_ENCODING
     assert rejection.message.startswith("detail.object.key ")
     rejection.message.encode("utf-8")
@@ -281,7 +243,7 @@ def test_object_deleted_needs_a_known_deletion_type(
     deletion_type: Any, reason: RejectReason, start: str
 ) -> None:
     document = eventbridge_event(detail_type=OBJECT_DELETED, deletion_type=deletion_type)
-    rejection = only_rejection(parse(document))
+    rejection = whole_rejection(parse(document))
     assert rejection.reason is reason
     assert rejection.message.startswith(start), rejection.message
 
@@ -298,7 +260,7 @@ def test_object_deleted_needs_a_known_deletion_type(
     ],
 )
 def test_unsupported_detail_types(detail_type: Any, reason: RejectReason) -> None:
-    rejection = only_rejection(parse(eventbridge_event(detail_type=detail_type)))
+    rejection = whole_rejection(parse(eventbridge_event(detail_type=detail_type)))
     assert rejection.reason is reason
     assert rejection.message.startswith("detail-type ")
     if reason is RejectReason.UNSUPPORTED_EVENT_TYPE:
@@ -358,7 +320,7 @@ def test_sequencer_is_required_for_created_and_deleted(
     )
     if detail_type == OBJECT_CREATED:
         del document["detail"]["deletion-type"]
-    rejection = only_rejection(parse(document))
+    rejection = whole_rejection(parse(document))
     assert rejection.reason is RejectReason.INVALID_SEQUENCER
     assert rejection.message.startswith("detail.object.sequencer ")
     assert detail in rejection.message
@@ -373,7 +335,7 @@ def test_sequencer_is_optional_for_the_other_types(detail_type: str) -> None:
         only_event(parse(eventbridge_event(detail_type=detail_type, sequencer="0AbC"))).position
         == "0abc"
     )
-    rejection = only_rejection(parse(eventbridge_event(detail_type=detail_type, sequencer="xyz")))
+    rejection = whole_rejection(parse(eventbridge_event(detail_type=detail_type, sequencer="xyz")))
     assert rejection.reason is RejectReason.INVALID_SEQUENCER
 
 
@@ -407,7 +369,7 @@ def test_position_is_the_lowercased_sequencer() -> None:
     ],
 )
 def test_wrong_event_source(source: Any, start: str) -> None:
-    rejection = only_rejection(parse(eventbridge_event(source=source)))
+    rejection = whole_rejection(parse(eventbridge_event(source=source)))
     assert rejection.reason is RejectReason.WRONG_EVENT_SOURCE
     assert rejection.message.startswith(start.replace("is null", "is missing"))
 
@@ -420,7 +382,7 @@ def test_other_services_events_are_wrong_source_not_unknown_shapes() -> None:
         "source": "aws.ec2",
         "detail": {"instance-id": "i-abcd1111", "state": "pending"},
     }
-    assert only_rejection(parse(ec2)).reason is RejectReason.WRONG_EVENT_SOURCE
+    assert whole_rejection(parse(ec2)).reason is RejectReason.WRONG_EVENT_SOURCE
 
 
 @pytest.mark.parametrize(
@@ -546,7 +508,7 @@ def test_other_services_events_are_wrong_source_not_unknown_shapes() -> None:
 def test_field_rules(edit: Any, reason: RejectReason, start: str) -> None:
     document = eventbridge_event()
     edit(document)
-    rejection = only_rejection(parse(document))
+    rejection = whole_rejection(parse(document))
     assert rejection.reason is reason
     assert rejection.message.startswith(start), rejection.message
 
@@ -594,16 +556,16 @@ def test_through_sqs_messages_name_the_path() -> None:
 def test_recognized_by_detail_type_or_by_source_and_detail() -> None:
     document = eventbridge_event()
     del document["detail-type"]
-    assert only_rejection(parse(document)).reason is RejectReason.MISSING_FIELD
+    assert whole_rejection(parse(document)).reason is RejectReason.MISSING_FIELD
     only_detail_type = {"detail-type": "Object Created"}
-    assert only_rejection(parse(only_detail_type)).reason is RejectReason.WRONG_EVENT_SOURCE
+    assert whole_rejection(parse(only_detail_type)).reason is RejectReason.WRONG_EVENT_SOURCE
 
 
 def test_direct_call_without_a_dict_does_not_raise() -> None:
     values: list[object] = [None, [], "x", 1]
     for value in values:
-        rejection = only_rejection(parse_eventbridge_event(value, ORIGIN))
+        rejection = whole_rejection(parse_eventbridge_event(value, ORIGIN))
         assert rejection.reason is RejectReason.NOT_A_NOTIFICATION
         assert rejection.message.startswith("the body must be a JSON object")
-    rejection = only_rejection(parse_eventbridge_event([], ORIGIN, "Messages[0].Body"))
+    rejection = whole_rejection(parse_eventbridge_event([], ORIGIN, "Messages[0].Body"))
     assert rejection.message.startswith("Messages[0].Body must be a JSON object")

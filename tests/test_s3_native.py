@@ -21,96 +21,61 @@ from connectors.s3_native import (
     parse_s3_records,
     s3_event_id,
 )
+from connectors.samples import s3_notification, s3_record
 from schemas.records import ObjectEvent
+from tests.builders import (
+    ABSENT,
+    assert_tricky_keys,
+    only_event,
+    only_rejection,
+    put,
+    sequencer_id,
+    with_members,
+)
 
 ORIGIN = "file:fixtures/s3.json:1"
-ABSENT: Any = object()  # marks a field left out of the record
+
+# make_record's keywords and the members they set.
+RECORD_MEMBERS: dict[str, tuple[str, ...]] = {
+    "event_name": ("eventName",),
+    "version": ("eventVersion",),
+    "source": ("eventSource",),
+    "event_time": ("eventTime",),
+    "bucket": ("s3", "bucket", "name"),
+    "key": ("s3", "object", "key"),
+    "sequencer": ("s3", "object", "sequencer"),
+    "version_id": ("s3", "object", "versionId"),
+    "size": ("s3", "object", "size"),
+    "etag": ("s3", "object", "eTag"),
+}
 
 
-def make_record(
-    *,
-    event_name: Any = "ObjectCreated:Put",
-    version: Any = "2.1",
-    source: Any = "aws:s3",
-    bucket: Any = "example-input",
-    key: Any = "incoming%2FJune+report%2Bfinal.csv",
-    sequencer: Any = "0055AED6DCD90281E5",
-    version_id: Any = ABSENT,
-    size: Any = 1024,
-    etag: Any = "d41d8cd98f00b204e9800998ecf8427e",
-    event_time: Any = "2026-11-25T10:00:00.000Z",
-) -> dict[str, Any]:
+def make_record(**members: Any) -> dict[str, Any]:
     """A realistic native S3 record (shape of AWS's documented example).
 
-    A field given as ABSENT is left out of the record.
+    Without arguments: an ObjectCreated:Put of ``incoming/June report+final.csv``
+    in ``example-input`` with sequencer 0055AED6DCD90281E5 and no versionId.
+    Each keyword of RECORD_MEMBERS writes its member as given (None is a JSON
+    null, ABSENT leaves the member out).
     """
-    record: dict[str, Any] = {
-        "eventVersion": version,
-        "eventSource": source,
-        "awsRegion": "us-west-2",
-        "eventTime": event_time,
-        "eventName": event_name,
-        "userIdentity": {"principalId": "AIDAJDPLRKLG7UEXAMPLE"},
-        "requestParameters": {"sourceIPAddress": "127.0.0.1"},
-        "responseElements": {"x-amz-request-id": "C3D13FE58DE4C810"},
-        "s3": {
-            "s3SchemaVersion": "1.0",
-            "configurationId": "incoming-uploads",
-            "bucket": {
-                "name": bucket,
-                "ownerIdentity": {"principalId": "A3NL1KOZZKExample"},
-                "arn": f"arn:aws:s3:::{bucket}" if isinstance(bucket, str) else ABSENT,
-            },
-            "object": {
-                "key": key,
-                "size": size,
-                "eTag": etag,
-                "versionId": version_id,
-                "sequencer": sequencer,
-            },
-        },
-    }
-    return prune(record)
+    record = s3_record(
+        sequencer="0055AED6DCD90281E5", version_id=None, event_time="2026-11-25T10:00:00.000Z"
+    )
+    return with_members(record, RECORD_MEMBERS, members)
 
 
-def prune(node: dict[str, Any]) -> dict[str, Any]:
-    pruned: dict[str, Any] = {}
-    for name, value in node.items():
-        if value is ABSENT:
-            continue
-        # Only the skeleton's own dicts are pruned; a dict given as a value is kept as is.
-        pruned[name] = prune(value) if name in SKELETON and isinstance(value, dict) else value
-    return pruned
+def parse_one(**members: Any) -> ObjectEvent:
+    return only_event(parse_s3_records(s3_notification(make_record(**members)), ORIGIN))
 
 
-SKELETON = frozenset({"s3", "bucket", "object"})
-
-
-def message(*records: dict[str, Any]) -> dict[str, Any]:
-    return {"Records": list(records)}
-
-
-def parse_one(**fields: Any) -> ObjectEvent:
-    result = parse_s3_records(message(make_record(**fields)), ORIGIN)
-    assert result.rejections == [], result.rejections
-    assert result.ignored == []
-    assert len(result.events) == 1
-    return result.events[0]
-
-
-def reject_one(**fields: Any) -> Rejection:
-    result = parse_s3_records(message(make_record(**fields)), ORIGIN)
-    assert result.events == []
-    assert result.ignored == []
-    assert len(result.rejections) == 1
-    rejection = result.rejections[0]
+def reject_one(**members: Any) -> Rejection:
+    rejection = only_rejection(parse_s3_records(s3_notification(make_record(**members)), ORIGIN))
     assert rejection.record_index == 0
     return rejection
 
 
 def expected_id(kind: str, identity: str, canonical_sequencer: str) -> str:
-    material = "\x1f".join([kind, identity, canonical_sequencer]).encode()
-    return "s3-" + hashlib.sha256(material).hexdigest()[:32]
+    return sequencer_id("s3-", kind, identity, canonical_sequencer)
 
 
 # --------------------------------------------------------------------------- happy path
@@ -141,7 +106,7 @@ def test_unused_fields_are_ignored() -> None:
     record = make_record()
     record["glacierEventData"] = {"anything": [1, 2]}
     record["s3"]["object"]["newField"] = None
-    result = parse_s3_records(message(record), ORIGIN)
+    result = parse_s3_records(s3_notification(record), ORIGIN)
     assert len(result.events) == 1
 
 
@@ -485,15 +450,7 @@ def test_missing_bucket_message() -> None:
 def test_nested_objects(
     path: tuple[str, ...], value: Any, reason: RejectReason, field: str
 ) -> None:
-    record = make_record()
-    parent = record
-    for name in path[:-1]:
-        parent = parent[name]
-    if value is ABSENT:
-        del parent[path[-1]]
-    else:
-        parent[path[-1]] = value
-    result = parse_s3_records(message(record), ORIGIN)
+    result = parse_s3_records(s3_notification(put(make_record(), path, value)), ORIGIN)
     assert result.events == []
     assert len(result.rejections) == 1
     assert result.rejections[0].reason is reason
@@ -540,16 +497,9 @@ def test_invalid_sequencer(sequencer: Any, detail: str) -> None:
 # --------------------------------------------------------------------------- optional fields
 
 
-def test_absent_optional_fields_are_none() -> None:
-    event = parse_one(version_id=ABSENT, size=ABSENT, etag=ABSENT, event_time=ABSENT)
-    assert event.version_id is None
-    assert event.size is None
-    assert event.etag is None
-    assert event.event_time is None
-
-
-def test_null_optional_fields_are_none() -> None:
-    event = parse_one(version_id=None, size=None, etag=None, event_time=None)
+@pytest.mark.parametrize("missing", [ABSENT, None], ids=["absent", "null"])
+def test_absent_or_null_optional_fields_are_none(missing: Any) -> None:
+    event = parse_one(version_id=missing, size=missing, etag=missing, event_time=missing)
     assert (event.version_id, event.size, event.etag, event.event_time) == (None,) * 4
 
 
@@ -620,7 +570,7 @@ def test_event_id_rejects_non_hex_sequencer() -> None:
 
 
 def test_event_id_is_stable_across_redeliveries() -> None:
-    document = message(make_record())
+    document = s3_notification(make_record())
     first = parse_s3_records(document, "sqs:queue-a").events[0]
     again = parse_s3_records(copy.deepcopy(document), "file:replay.jsonl:7").events[0]
     assert first.id == again.id
@@ -653,7 +603,7 @@ def test_fallback_event_id_without_sequencer() -> None:
     base = parse_one(event_name=name, sequencer=ABSENT, version_id="v1")
     # Stable across redeliveries, and independent of the origin.
     again = parse_s3_records(
-        message(make_record(event_name=name, sequencer=ABSENT, version_id="v1")), "sqs:q"
+        s3_notification(make_record(event_name=name, sequencer=ABSENT, version_id="v1")), "sqs:q"
     ).events[0]
     assert again.id == base.id
     # Built from kind, identity, version id, event time and ETag.
@@ -688,7 +638,7 @@ def test_fallback_event_id_hashes_the_record_when_nothing_else_is_there() -> Non
             event_name="ObjectAcl:Put", sequencer=ABSENT, etag=ABSENT, event_time=ABSENT
         )
         record["responseElements"]["x-amz-request-id"] = request_id
-        return parse_s3_records(message(record), ORIGIN).events[0]
+        return parse_s3_records(s3_notification(record), ORIGIN).events[0]
 
     assert bare("A").id == bare("A").id
     assert bare("A").id != bare("B").id  # two different requests
@@ -748,7 +698,7 @@ def test_whole_message_rejections(document: object) -> None:
 
 
 def test_multi_record_message_keeps_good_records() -> None:
-    document = message(
+    document = s3_notification(
         make_record(key="first.csv", sequencer="01"),
         make_record(key="second.csv", version="3.0"),
         make_record(key="third.csv", sequencer="03"),
@@ -766,7 +716,7 @@ def test_multi_record_message_keeps_good_records() -> None:
 
 
 def test_non_object_record_is_rejected_with_its_index() -> None:
-    result = parse_s3_records(message(make_record(), None, "x"), ORIGIN)  # type: ignore[arg-type]
+    result = parse_s3_records(s3_notification(make_record(), None, "x"), ORIGIN)  # type: ignore[arg-type]
     assert len(result.events) == 1
     assert [(r.record_index, r.reason) for r in result.rejections] == [
         (1, RejectReason.NOT_A_NOTIFICATION),
@@ -776,7 +726,7 @@ def test_non_object_record_is_rejected_with_its_index() -> None:
 
 def test_records_keep_their_order() -> None:
     records = [make_record(key=f"k{index}", sequencer=f"{index:04x}") for index in range(50)]
-    result = parse_s3_records(message(*records), ORIGIN)
+    result = parse_s3_records(s3_notification(*records), ORIGIN)
     assert [event.key for event in result.events] == [f"k{index}" for index in range(50)]
 
 
@@ -922,11 +872,13 @@ def mutate(document: Any, rng: random.Random) -> Any:
 def test_random_mutations_never_raise() -> None:
     rng = random.Random(20261125)
     seeds = [
-        message(make_record()),
-        message(make_record(), make_record(event_name="ObjectRemoved:Delete", version_id="v")),
+        s3_notification(make_record()),
+        s3_notification(
+            make_record(), make_record(event_name="ObjectRemoved:Delete", version_id="v")
+        ),
         {"Event": "s3:TestEvent", "Bucket": "b"},
-        message(make_record(event_name="ObjectRestore:Post", sequencer=ABSENT)),
-        message(
+        s3_notification(make_record(event_name="ObjectRestore:Post", sequencer=ABSENT)),
+        s3_notification(
             make_record(
                 source="minio:s3", version="2.0", event_name="s3:ObjectCreated:Put", key="a%2Fb"
             )
@@ -1043,23 +995,6 @@ SINGLE_RECORD_FIXTURES: dict[str, tuple[str, str, str | None, str | None]] = {
     "acl_put": ("acl_changed", "public/index.html", None, None),
 }
 
-# The decoded names of tests/fixtures/s3/tricky_keys*.json, in record order.
-LONG_KEY = "r\u00e9pertoire/" * 85 + "f.gz"  # exactly 1024 bytes of UTF-8, S3's maximum
-TRICKY_KEYS = [
-    "incoming/June report+final.csv",
-    "100%.txt",
-    "100%25.txt",
-    "a%2Fb",
-    "//double//slash///end/",
-    "données/été 2024/café €.txt",
-    "写真/猫.jpg",
-    "\U0001f600 smile.png",
-    "  leading and trailing  ",
-    "a+b=c&d?e#f;g,h:i@j$k.txt",
-    "tilde~under_score-dash.dot",
-    LONG_KEY,
-]
-
 
 def load_fixture(name: str) -> object:
     return json.loads((FIXTURES / f"{name}.json").read_text(encoding="utf-8"))
@@ -1110,11 +1045,7 @@ def test_fixture_test_event_is_ignored() -> None:
 
 @pytest.mark.parametrize("name", ["tricky_keys", "tricky_keys_slash_escaped"])
 def test_fixture_tricky_keys(name: str) -> None:
-    result = parse_s3_records(load_fixture(name), ORIGIN)
-    assert result.rejections == []
-    assert [event.key for event in result.events] == TRICKY_KEYS
-    assert len(result.events[-1].key.encode("utf-8")) == 1024
-    assert len({event.id for event in result.events}) == len(TRICKY_KEYS)
+    assert_tricky_keys(parse_s3_records(load_fixture(name), ORIGIN))
 
 
 def test_slash_escaping_does_not_change_the_event() -> None:
