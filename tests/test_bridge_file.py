@@ -303,7 +303,7 @@ def test_bridge_publishes_a_pretty_printed_document_and_stdin(
 ) -> None:
     document = s3_notification(
         s3_record(key="pretty%2Fone.txt", sequencer="0a1b"),
-        {**s3_record(key="pretty/two.txt"), "eventSource": "aws:sqs"},
+        {**s3_record(key="pretty/two.txt"), "eventSource": "aws:dynamodb"},
     )
     pretty = tmp_path / "pretty.json"
     pretty.write_text("\n\n" + json.dumps(document, indent=2) + "\n\n")
