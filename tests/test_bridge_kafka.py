@@ -29,10 +29,20 @@ from connectors.samples import (
     s3_test_event,
     to_bytes,
 )
-from schemas.codec import OBJECT_EVENT, REJECTED_RECORD
+from schemas.codec import OBJECT_EVENT, OUTBOX_RECORD, REJECTED_RECORD
 from schemas.records import ObjectEvent
 from streams.topics import TopicSpec, create_topics, pipeline_topics
-from tests.kafka_helpers import committed_offsets, end_offsets, read_all, wait_for
+from streams.verify import verify
+from tests import kafka_helpers
+from tests.kafka_helpers import (
+    committed_offsets,
+    end_offsets,
+    read_all,
+    verify_target,
+    wait_for,
+    worker_config,
+    worker_thread,
+)
 from tests.test_bridge_file import clean_env, java_partition
 
 pytestmark = pytest.mark.kafka
@@ -146,7 +156,7 @@ def caught_up(setup: Setup) -> bool:
         if error.args[0].retriable() or error.args[0].code() == KafkaError.NOT_COORDINATOR:
             return False
         raise
-    return all(done.get(p, -1) == end for p, end in ends.items())
+    return all(done.get(p, -1) == end for p, end in ends.items() if end > 0)
 
 
 def stop_when_caught_up(setup: Setup, process: subprocess.Popen[bytes]) -> dict[str, int]:
@@ -271,3 +281,26 @@ def test_a_crash_inside_the_transaction_neither_loses_nor_duplicates(
         assert len(everything) > len(committed)
     else:
         assert len(everything) == len(committed) == 89
+
+
+# ---- through the worker ------------------------------------------------------------------------
+
+
+def test_raw_topic_notifications_reach_the_outbox_through_the_worker(
+    setup: Setup, tmp_path: Path
+) -> None:
+    # One raw message, so the three deliveries keep their order across the bridge.
+    deliveries = [s3_record(key="doc.txt", sequencer=s) for s in ("a1", "a1", "b2")]
+    produce_raw(setup, [to_bytes(s3_notification(*deliveries))])
+    stop_when_caught_up(setup, start(setup))
+    config = worker_config(setup.bootstrap, setup.events, tmp_path)
+    with worker_thread(config) as running:
+        wait_for(kafka_helpers.caught_up(setup.bootstrap, config), 60, "the worker to catch up")
+    assert not running.errors
+    records = read_all(setup.bootstrap, config.outbox_topic)
+    outbox = [OUTBOX_RECORD.decode(r.value or b"") for r in records]
+    assert [(r.event.key, r.event.position) for r in outbox] == [
+        ("doc.txt", "a1"),
+        ("doc.txt", "b2"),
+    ]
+    assert verify(verify_target(config)).ok()

@@ -36,10 +36,18 @@ from connectors.samples import (
     sns_notification,
     to_text,
 )
-from schemas.codec import OBJECT_EVENT, REJECTED_RECORD
+from schemas.codec import OBJECT_EVENT, OUTBOX_RECORD, REJECTED_RECORD
 from schemas.records import ObjectEvent, RejectedRecord
 from streams.topics import create_topics, pipeline_topics
-from tests.kafka_helpers import read_all, wait_for
+from streams.verify import verify
+from tests.kafka_helpers import (
+    caught_up,
+    read_all,
+    verify_target,
+    wait_for,
+    worker_config,
+    worker_thread,
+)
 from tests.test_bridge_file import clean_env, java_partition
 
 pytestmark = pytest.mark.kafka
@@ -365,3 +373,31 @@ def test_sigterm_finishes_the_batch_in_hand(setup: Setup) -> None:
 def test_the_idle_exit_stops_an_empty_poll(setup: Setup) -> None:
     done = run_bridge(setup, "--idle-exit-seconds", "1", timeout=60)
     assert summary_of(done)["messages"] == 0
+
+
+# ---- through the worker ------------------------------------------------------------------------
+
+
+def test_sqs_notifications_reach_the_outbox_through_the_worker(
+    setup: Setup, tmp_path: Path
+) -> None:
+    setup.send(
+        put("doc.txt", "a1"),
+        to_text(sns_notification(put("doc.txt", "a1"))),  # the same write, redelivered via SNS
+        put("doc.txt", "b2"),
+        put("other.txt", "01"),
+    )
+    summary_of(run_bridge(setup, "--max-messages", "4"))
+    config = worker_config(setup.bootstrap, setup.events, tmp_path)
+    with worker_thread(config) as running:
+        wait_for(caught_up(setup.bootstrap, config), 60, "the worker to catch up")
+    assert not running.errors
+    outbox = [
+        OUTBOX_RECORD.decode(r.value or b"") for r in read_all(setup.bootstrap, config.outbox_topic)
+    ]
+    assert sorted((r.event.key, r.event.position) for r in outbox) == [
+        ("doc.txt", "a1"),
+        ("doc.txt", "b2"),
+        ("other.txt", "01"),
+    ]
+    assert verify(verify_target(config)).ok()
