@@ -835,6 +835,180 @@ def bridge_kafka(
     )
 
 
+def _header_secret(value: str | None) -> tuple[str, str] | None:
+    """NAME:VALUE of --eventbridge-header."""
+    if value is None:
+        return None
+    name, colon, secret = value.partition(":")
+    name, secret = name.strip(), secret.strip()
+    if not colon or not name or not secret or any(c in name for c in " \t\r\n"):
+        raise CliError(
+            "--eventbridge-header: expected NAME:VALUE (e.g. X-Seqgate-Secret:s3cr3t),"
+            " the header your API destination's connection sends"
+        )
+    return name, secret
+
+
+@bridge.command("http")
+@setting("--host", "SEQGATE_HTTP_HOST", default="127.0.0.1", help="Address to listen on.")
+@setting(
+    "--port",
+    "SEQGATE_HTTP_PORT",
+    default=8080,
+    type=click.IntRange(0, 65_535),
+    help="Port to listen on; 0 picks a free one. The address is printed on stderr as"
+    " `listening on http://HOST:PORT`.",
+)
+@bootstrap_option
+@_bridge_topic_options
+@setting(
+    "--max-body-bytes",
+    "SEQGATE_HTTP_MAX_BODY_BYTES",
+    default=1024 * 1024,
+    type=click.IntRange(1, 1024 * 1024 * 1024),
+    help="Larger request bodies are refused with 413.",
+)
+@setting(
+    "--s3-token",
+    "SEQGATE_S3_TOKEN",
+    default=None,
+    help="Bearer token required on POST /s3 (default: /s3 needs none; set one unless"
+    " only trusted local senders can reach --host).",
+)
+@setting(
+    "--minio-token",
+    "SEQGATE_MINIO_TOKEN",
+    default=None,
+    help="Bearer token of MinIO's webhook target (its auth_token); POST /minio is served"
+    " only when set.",
+)
+@setting(
+    "--eventbridge-header",
+    "SEQGATE_EVENTBRIDGE_HEADER",
+    default=None,
+    help="NAME:VALUE of the header an EventBridge API destination's connection sends"
+    " (API key authorization); POST /eventbridge is served only when set.",
+)
+@setting(
+    "--sns-topic-arn",
+    "SEQGATE_SNS_TOPIC_ARNS",
+    type=_CommaList(),
+    multiple=True,
+    help="Topics whose signed SNS messages POST /sns accepts (and whose subscriptions it"
+    " confirms); repeat or separate with commas. /sns is served only when set.",
+)
+@setting(
+    "--sns-max-age-seconds",
+    "SEQGATE_SNS_MAX_AGE_SECONDS",
+    default=3600,
+    type=click.IntRange(1, None),
+    help="SNS messages whose Timestamp is further than this from now are refused (403).",
+)
+@setting(
+    "--shutdown-timeout-seconds",
+    "SEQGATE_HTTP_SHUTDOWN_TIMEOUT_SECONDS",
+    default=30.0,
+    type=click.FloatRange(0, None),
+    help="On SIGTERM, how long requests in flight may take to finish.",
+)
+@filter_options
+def bridge_http(
+    host: str,
+    port: int,
+    bootstrap_servers: str,
+    events_topic: str,
+    rejected_topic: str,
+    delivery_timeout_ms: int,
+    max_body_bytes: int,
+    s3_token: str | None,
+    minio_token: str | None,
+    eventbridge_header: str | None,
+    sns_topic_arn: tuple[str, ...],
+    sns_max_age_seconds: int,
+    shutdown_timeout_seconds: float,
+    event_filter: EventFilter,
+) -> None:
+    """Receive webhooks (S3-family, SNS, EventBridge, MinIO) and publish them to Kafka.
+
+    \b
+    Routes (each POST; origin http:<route>):
+      /s3           any body `seqgate parse` knows (Bearer --s3-token if set)
+      /sns          SNS HTTP(S) subscription deliveries (signature verified,
+                    topics pinned by --sns-topic-arn; confirms subscriptions)
+      /eventbridge  EventBridge API destinations (--eventbridge-header)
+      /minio        MinIO's webhook target (Bearer --minio-token)
+
+    A route whose secret is not configured is not served (404). Answers 200
+    only after Kafka acknowledged every event and dead letter of the request;
+    503 when Kafka did not (the sender retries); 401/403 for failed
+    authentication (logged and counted, never written to Kafka); 413 above
+    --max-body-bytes. SIGTERM or Ctrl-C stops accepting, lets requests in
+    flight finish, flushes, prints a JSON summary and exits 0.
+
+    \b
+    Example:
+      seqgate bridge http --bootstrap-servers 127.0.0.1:9092 --port 8080 \\
+        --minio-token "$MINIO_WEBHOOK_TOKEN" \\
+        --sns-topic-arn arn:aws:sns:eu-west-1:111122223333:uploads
+      curl --data-binary @notification.json http://127.0.0.1:8080/s3
+    """
+    import asyncio
+
+    from connectors.http_source import HttpBridge, HttpSettings, serve
+    from connectors.sns_signature import CertificateCache, SnsVerifier
+
+    topic_arns = frozenset(_items(sns_topic_arn))
+    settings = HttpSettings(
+        max_body_bytes=max_body_bytes,
+        s3_token=s3_token or None,
+        minio_token=minio_token or None,
+        eventbridge_header=_header_secret(eventbridge_header or None),
+        sns=SnsVerifier(
+            topic_arns=topic_arns,
+            fetch_certificate=CertificateCache(),
+            max_age_seconds=float(sns_max_age_seconds),
+        )
+        if topic_arns
+        else None,
+    )
+    publisher = EventPublisher(
+        bootstrap_servers,
+        Topics(events_topic, rejected_topic),
+        delivery_timeout_ms=delivery_timeout_ms,
+    )
+    bridge_server = HttpBridge(settings, publisher, event_filter)
+
+    def listening(bound_host: str, bound_port: int) -> None:
+        shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+        click.echo(f"listening on http://{shown}:{bound_port}", err=True)
+        click.echo(f"routes: {', '.join('/' + r for r in settings.enabled_routes())}", err=True)
+
+    async def run() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, stop.set)
+        await serve(
+            bridge_server,
+            host,
+            port,
+            stop,
+            shutdown_timeout_s=shutdown_timeout_seconds,
+            on_listening=listening,
+        )
+
+    failure: str | None = None
+    try:
+        asyncio.run(run())
+    except OSError as error:
+        raise CliError(f"--host/--port: cannot listen on {host}:{port} ({error})") from error
+    except PublishError as error:
+        failure = str(error)
+    click.echo(json.dumps(bridge_server.summary()))
+    if failure is not None:
+        raise CliError(failure)
+
+
 # ---- worker ------------------------------------------------------------------------------------
 
 
