@@ -39,10 +39,18 @@ from connectors.http_source import HttpBridge, HttpSettings, serve
 from connectors.kafka_publisher import EventPublisher, Topics
 from connectors.samples import eventbridge_event, s3_notification, s3_record, to_text
 from connectors.sns_signature import SnsVerifier
-from schemas.codec import OBJECT_EVENT, REJECTED_RECORD
+from schemas.codec import OBJECT_EVENT, OUTBOX_RECORD, REJECTED_RECORD
 from schemas.records import ObjectEvent, RejectedRecord
 from streams.topics import create_topics, pipeline_topics
-from tests.kafka_helpers import read_all
+from streams.verify import verify
+from tests.kafka_helpers import (
+    caught_up,
+    read_all,
+    verify_target,
+    wait_for,
+    worker_config,
+    worker_thread,
+)
 from tests.test_bridge_file import clean_env, java_partition
 from tests.test_sns_signature import (
     SUBSCRIBE_URL,
@@ -637,3 +645,31 @@ def test_a_malformed_eventbridge_header_is_refused_at_start() -> None:
     )
     assert done.returncode == 2
     assert done.stderr.decode().startswith("error: --eventbridge-header")
+
+
+def test_http_notifications_reach_the_outbox_through_the_worker(
+    topics: Topicset, tmp_path: Path
+) -> None:
+    with command(
+        "--events-topic",
+        topics.events,
+        "--rejected-topic",
+        topics.rejected,
+        bootstrap=topics.bootstrap,
+    ) as process:
+        address = process.address()
+        for sequencer in ("a1", "a1", "b2"):  # a redelivery, then a newer write
+            assert asyncio.run(post_to(f"{address}/s3", put("doc.txt", sequencer))) == 200
+        status, _, _ = process.stop()
+    assert status == 0, "".join(process.stderr)
+    config = worker_config(topics.bootstrap, topics.events, tmp_path)
+    with worker_thread(config) as running:
+        wait_for(caught_up(topics.bootstrap, config), 60, "the worker to catch up")
+    assert not running.errors
+    records = read_all(topics.bootstrap, config.outbox_topic)
+    outbox = [OUTBOX_RECORD.decode(r.value or b"") for r in records]
+    assert [(r.event.key, r.event.position) for r in outbox] == [
+        ("doc.txt", "a1"),
+        ("doc.txt", "b2"),
+    ]
+    assert verify(verify_target(config)).ok()
