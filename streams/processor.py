@@ -136,6 +136,12 @@ class _OverlayView:
         return value if found else self._store.get(key)
 
 
+# librdkafka 2.16's default ("rebootstrap") drops every broker connection when
+# all brokers are down, and a pending offset commit then waits forever on the
+# dead coordinator connection (confluentinc/librdkafka#5456): a worker hung
+# after a broker bounce. With "none" it reconnects to the brokers it knows.
+_METADATA_RECOVERY = "none"
+
 # Expired dedupe ids tombstoned per partition and commit, to bound commit time.
 _PURGE_PER_COMMIT = 1000
 
@@ -160,6 +166,7 @@ class Worker:
         self._stores: dict[int, PartitionStore] = {}
         self._pending = _PendingState()
         self._in_transaction = False
+        self._fatal_error: KafkaError | None = None
         self._consumer = Consumer(self._consumer_config())
         self._restore_consumer = Consumer(self._restore_consumer_config())
         self._producer = Producer(self._producer_config())
@@ -181,6 +188,7 @@ class Worker:
                 "enable.auto.commit": False,
                 "auto.offset.reset": "earliest",
                 "partition.assignment.strategy": "cooperative-sticky",
+                "metadata.recovery.strategy": _METADATA_RECOVERY,
                 "enable.partition.eof": False,
                 **self.config.extra_consumer_config,
             },
@@ -203,6 +211,8 @@ class Worker:
             self.config.bootstrap_servers,
             **{
                 "transactional.id": self.config.transactional_id,
+                "metadata.recovery.strategy": _METADATA_RECOVERY,
+                "error_cb": self._on_client_error,
                 # How long a dead worker's open transaction can hold back
                 # read_committed readers before the broker aborts it.
                 "transaction.timeout.ms": self.config.transaction_timeout_ms,
@@ -419,8 +429,10 @@ class Worker:
 
     def _recover(self, error: KafkaException) -> None:
         kafka_error = error.args[0]
-        if kafka_error.fatal():
-            raise WorkerFatalError(self._describe_fatal(kafka_error)) from error
+        if kafka_error.fatal() or kafka_error.code() == KafkaError._FATAL:
+            # produce() only says "Fatal error": the producer knows the cause.
+            fatal = self._producer_fatal_error() or kafka_error
+            raise WorkerFatalError(self._describe_fatal(fatal)) from error
         # Abortable or retriable: aborting and re-reading from the committed
         # offsets is always safe, since nothing of this transaction is visible.
         log.warning("transaction aborted", extra={"error": kafka_error.str()})
@@ -504,11 +516,23 @@ class Worker:
             offset = tp.offset if tp.offset != OFFSET_INVALID else OFFSET_BEGINNING
             self._consumer.seek(TopicPartition(tp.topic, tp.partition, offset))
 
+    def _producer_fatal_error(self) -> KafkaError | None:
+        with contextlib.suppress(KafkaException):
+            self._producer.poll(0)  # serves error_cb
+        return self._fatal_error
+
+    def _on_client_error(self, error: KafkaError) -> None:
+        if error.fatal():
+            self._fatal_error = error
+
     def _describe_fatal(self, error: KafkaError) -> str:
         if error.code() in (KafkaError._FENCED, KafkaError.PRODUCER_FENCED):
             return (
-                f"worker fenced: another worker took over transactional.id"
-                f" {self.config.transactional_id}; give each worker a distinct --instance-id"
+                f"worker fenced (transactional.id {self.config.transactional_id}): either"
+                " another worker runs with the same --instance-id (give each a distinct one),"
+                " or this worker's transaction was open longer than --transaction-timeout-ms"
+                f" ({self.config.transaction_timeout_ms} ms; the process was paused or stalled)"
+                " and the broker aborted it; restart the worker"
             )
         return f"fatal Kafka error: {error.str()}"
 
@@ -536,7 +560,17 @@ class Worker:
 
     def _on_lost(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         # The group moved on without us: our offsets can no longer commit.
-        if self._in_transaction:
+        aborted = self._in_transaction
+        log.warning(
+            "partitions lost: this worker was silent longer than --session-timeout-ms"
+            " (paused or stalled) and the group gave them to another member; rejoining",
+            extra={
+                "partitions": sorted(tp.partition for tp in partitions),
+                "session_timeout_ms": self.config.session_timeout_ms,
+                "transaction_aborted": aborted,
+            },
+        )
+        if aborted:
             self._abort_and_rewind()
         self._release(partitions)
 

@@ -8,6 +8,7 @@ outside with `streams.verify.verify`.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import random
 import signal
@@ -16,7 +17,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -149,11 +150,18 @@ def build_workload(
 # ---- feeding the input ---------------------------------------------------------------------------
 
 
+# librdkafka's own log lines of the test's clients (connection errors while a broker is
+# deliberately down, mostly) go to logging and are dropped, instead of raw `%3|...` lines.
+CLIENT_LOGGER = logging.getLogger("torture.librdkafka")
+CLIENT_LOGGER.setLevel(logging.CRITICAL)
+
+
 def input_producer(bootstrap: str) -> Producer:
     """Idempotent, keyed by identity, with the Java client's partitioner (like the bridge)."""
     return Producer(
         {
             "bootstrap.servers": bootstrap,
+            "logger": CLIENT_LOGGER,
             "enable.idempotence": True,
             "acks": "all",
             "linger.ms": 20,
@@ -327,6 +335,7 @@ class WorkerLauncher:
         fault: str | None = None,
         bootstrap: str | None = None,
         extra_args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
     ) -> WorkerProcess:
         config = self.config
         command = [
@@ -362,14 +371,15 @@ class WorkerLauncher:
         if self.transaction_timeout_ms is not None:
             command += ["--transaction-timeout-ms", str(self.transaction_timeout_ms)]
         command += list(extra_args)
-        env = {key: value for key, value in os.environ.items() if key != "SEQGATE_FAULT"}
+        environment = {key: value for key, value in os.environ.items() if key != "SEQGATE_FAULT"}
+        environment.update(env or {})
         if fault is not None:
-            env["SEQGATE_FAULT"] = fault
+            environment["SEQGATE_FAULT"] = fault
         number = sum(1 for worker in self.started if worker.instance_id == instance_id)
         stderr_path = self.log_dir / f"{instance_id}-{number:02d}.stderr"
         with stderr_path.open("wb") as stderr:
             process = subprocess.Popen(
-                command, env=env, stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr
+                command, env=environment, stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr
             )
         worker = WorkerProcess(instance_id, process, stderr_path)
         self.started.append(worker)
@@ -425,12 +435,13 @@ class GroupProbe:
         self._consumer = Consumer(
             {
                 "bootstrap.servers": bootstrap,
+                "logger": CLIENT_LOGGER,
                 "group.id": config.application_id,
                 "isolation.level": "read_uncommitted",
                 "enable.auto.commit": False,
             }
         )
-        self._admin = AdminClient({"bootstrap.servers": bootstrap})
+        self._admin = AdminClient({"bootstrap.servers": bootstrap, "logger": CLIENT_LOGGER})  # type: ignore[dict-item]
         metadata = self._consumer.list_topics(config.input_topic, timeout=30)
         self.partitions = sorted(metadata.topics[config.input_topic].partitions)
 
@@ -599,8 +610,16 @@ def _freshest_store(directories: Sequence[StateDirectory], partition: int) -> di
     return best[1]
 
 
-def elapsed(since: float) -> float:
-    return time.monotonic() - since
+def stable(probe: GroupProbe, topics: Sequence[str]) -> bool:
+    """True when no open transaction holds back read_committed readers of `topics`
+    (the last stable offset of every partition is its high watermark)."""
+    for topic in topics:
+        lso = probe.last_stable_offsets(topic)
+        high = probe.high_watermarks(topic)
+        if lso is None or high is None or any(lso[p] < high[p] for p in high):
+            return False
+    return True
 
 
-Condition = Callable[[], bool]
+def wait_stable(probe: GroupProbe, topics: Sequence[str], timeout: float) -> None:
+    wait_for(lambda: stable(probe, topics), timeout, f"no open transaction on {list(topics)}")
