@@ -519,7 +519,16 @@ class Worker:
     def _producer_fatal_error(self) -> KafkaError | None:
         with contextlib.suppress(KafkaException):
             self._producer.poll(0)  # serves error_cb
-        return self._fatal_error
+        if self._fatal_error is not None:
+            return self._fatal_error
+        # A transactional call on a failed producer raises the real cause
+        # (e.g. _FENCED) where produce() only said "Fatal error".
+        try:
+            self._producer.abort_transaction(1)
+        except KafkaException as error:
+            cause: KafkaError = error.args[0]
+            return cause
+        return None
 
     def _on_client_error(self, error: KafkaError) -> None:
         if error.fatal():
