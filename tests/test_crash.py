@@ -198,8 +198,10 @@ def test_kill_9_mid_stream_then_restart_keeps_exactly_once(
     assert not missing, f"{len(missing)} accepted events missing from the outbox"
     assert not unexpected, f"{len(unexpected)} outbox records the rules do not accept"
     assert sorted(found, key=order) == sorted(expected, key=order)
-    # The kill inside a commit left aborted records that read_committed must hide.
-    assert len(uncommitted_view) > len(found)
+    # Aborted records (from the kills inside a transaction) may be in the log;
+    # read_committed must hide them. How many depends on timing: a transaction
+    # that only saw duplicates wrote nothing to the outbox.
+    assert len(uncommitted_view) >= len(found)
 
     # Restored state = the highest accepted position per object, partition by partition.
     directory = StateDirectory(
