@@ -136,12 +136,6 @@ class _OverlayView:
         return value if found else self._store.get(key)
 
 
-# librdkafka 2.16's default ("rebootstrap") drops every broker connection when
-# all brokers are down, and a pending offset commit then waits forever on the
-# dead coordinator connection (confluentinc/librdkafka#5456): a worker hung
-# after a broker bounce. With "none" it reconnects to the brokers it knows.
-_METADATA_RECOVERY = "none"
-
 # Expired dedupe ids tombstoned per partition and commit, to bound commit time.
 _PURGE_PER_COMMIT = 1000
 
@@ -188,7 +182,6 @@ class Worker:
                 "enable.auto.commit": False,
                 "auto.offset.reset": "earliest",
                 "partition.assignment.strategy": "cooperative-sticky",
-                "metadata.recovery.strategy": _METADATA_RECOVERY,
                 "enable.partition.eof": False,
                 **self.config.extra_consumer_config,
             },
@@ -211,7 +204,6 @@ class Worker:
             self.config.bootstrap_servers,
             **{
                 "transactional.id": self.config.transactional_id,
-                "metadata.recovery.strategy": _METADATA_RECOVERY,
                 "error_cb": self._on_client_error,
                 # How long a dead worker's open transaction can hold back
                 # read_committed readers before the broker aborts it.
