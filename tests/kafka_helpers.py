@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -15,6 +16,7 @@ from confluent_kafka.admin import AdminClient
 from connectors.identity import object_identity
 from schemas.codec import OBJECT_EVENT
 from schemas.records import ObjectEvent
+from streams.devbroker.launcher import BrokerError, BrokerHandle, start_broker, stop_broker
 from streams.faults import FaultInjector
 from streams.policy import Policy
 from streams.processor import Decision, Worker, WorkerConfig
@@ -235,3 +237,32 @@ def verify_target(config: WorkerConfig) -> VerifyTarget:
         changelog_topic=config.changelog_topic,
         policy=config.policy,
     )
+
+
+@contextlib.contextmanager
+def private_broker(data_dir: Path) -> Iterator[list[BrokerHandle]]:
+    """A broker of one test's own, for outages that must not hurt other tests.
+
+    Yields a list whose last item is the live broker: a test that kills and restarts it
+    (streams.devbroker.bounce) appends the new handle; every handle is stopped at the end.
+    """
+    import pytest  # only tests use this helper
+
+    try:
+        first = start_broker(
+            data_dir,
+            state_file=data_dir / "state.json",
+            reuse_running=False,
+            detach=False,
+            timeout=120,
+        )
+    except BrokerError as error:
+        if os.environ.get("SEQGATE_ALLOW_NO_KAFKA") == "1":
+            pytest.skip(f"no private broker (SEQGATE_ALLOW_NO_KAFKA=1): {error}")
+        raise
+    handles = [first]
+    try:
+        yield handles
+    finally:
+        for handle in reversed(handles):
+            stop_broker(handle)

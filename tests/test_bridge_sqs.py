@@ -23,10 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import boto3  # type: ignore[import-untyped,import-not-found,unused-ignore]
 import pytest
 from confluent_kafka.admin import AdminClient
-from moto.server import ThreadedMotoServer  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
 from connectors.samples import (
     eventbridge_event,
@@ -48,39 +46,24 @@ from tests.kafka_helpers import (
     worker_config,
     worker_thread,
 )
+from tests.moto_helpers import AWS_ENV, aws_client, moto_server
 from tests.test_bridge_file import clean_env, java_partition
 
 pytestmark = pytest.mark.kafka
 
 REPO = Path(__file__).resolve().parents[1]
 PARTITIONS = 3
-AWS_ENV = {
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_DEFAULT_REGION": "us-east-1",
-}
 MALFORMED = '{"Records": ['
 
 
 @pytest.fixture(scope="module")
 def sqs_endpoint() -> Iterator[str]:
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    try:
-        yield f"http://{host}:{port}"
-    finally:
-        server.stop()
+    with moto_server() as endpoint:
+        yield endpoint
 
 
 def sqs_client(endpoint: str) -> Any:
-    return boto3.client(
-        "sqs",
-        endpoint_url=endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    )
+    return aws_client("sqs", endpoint)
 
 
 @dataclass(frozen=True)

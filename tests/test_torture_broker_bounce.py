@@ -10,26 +10,19 @@ passes. A worker that stays alive without progress is hung: the test dumps its
 stack, restarts it (as a liveness probe would), checks exactly-once anyway and
 then fails with WorkerHung (see _HANG_REASON: an open bug, xfail).
 
-The launcher has no public way to restart a broker in place: `start_broker`
-wipes and reformats its data directory and picks new ports on every start. This
-test relaunches the Java process with the launcher's private `_launch` on the
-files the first start wrote (see `restart_in_place`).
+The broker is killed and restarted with `streams.devbroker.bounce`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
 import signal
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from streams.devbroker import launcher as devbroker
-from streams.devbroker.launcher import BrokerError, BrokerHandle, start_broker, stop_broker
-from tests.kafka_helpers import make_config
+from streams.devbroker.bounce import kill_broker, restart_broker
+from tests.kafka_helpers import make_config, private_broker
 from tests.torture_helpers import (
     Feeder,
     GroupProbe,
@@ -49,64 +42,6 @@ EVENTS = 50_000
 IDENTITIES = 5_000
 PARTITIONS = 6
 INSTANCE = "w"
-
-
-@contextlib.contextmanager
-def private_broker(data_dir: Path) -> Iterator[list[BrokerHandle]]:
-    """A broker of this test's own; yields a list whose last item is the live one."""
-    try:
-        first = start_broker(
-            data_dir,
-            state_file=data_dir / "state.json",
-            reuse_running=False,
-            detach=False,
-            timeout=120,
-        )
-    except BrokerError as error:
-        if os.environ.get("SEQGATE_ALLOW_NO_KAFKA") == "1":
-            pytest.skip(f"no private broker (SEQGATE_ALLOW_NO_KAFKA=1): {error}")
-        raise
-    handles = [first]
-    try:
-        yield handles
-    finally:
-        for handle in reversed(handles):
-            stop_broker(handle)
-
-
-def kill_broker(handle: BrokerHandle) -> None:
-    """SIGKILL the broker's process group (it runs in its own session) and reap it."""
-    os.killpg(handle.pid, signal.SIGKILL)
-    assert handle._process is not None
-    handle._process.wait(30)
-
-
-def restart_in_place(handle: BrokerHandle) -> BrokerHandle:
-    """Start the Java process again on the same data directory, ports and properties.
-
-    Uses the launcher's private helpers: there is no public call for this.
-    """
-    java = devbroker._find_java()
-    libs = devbroker.ensure_kafka_jars()
-    process, reason = devbroker._launch(
-        java,
-        libs,
-        handle.data_dir,
-        handle.data_dir / "server.properties",
-        handle.port,
-        handle.controller_port,
-        120.0,
-    )
-    assert process is not None, f"the broker did not restart: {reason}"
-    return BrokerHandle(
-        bootstrap_servers=handle.bootstrap_servers,
-        pid=process.pid,
-        data_dir=handle.data_dir,
-        port=handle.port,
-        controller_port=handle.controller_port,
-        _process=process,
-        _watchdog=devbroker._spawn_watchdog(process.pid),
-    )
 
 
 class WorkerHung(AssertionError):
@@ -175,7 +110,7 @@ def test_broker_sigkill_mid_stream_then_restart(
                 killed_at = time.monotonic()
                 kill_broker(brokers[-1])
                 time.sleep(outage_s)  # the outage itself, not a synchronization
-                brokers.append(restart_in_place(brokers[-1]))
+                brokers.append(restart_broker(brokers[-1]))
                 down_s = time.monotonic() - killed_at
                 feeder.join(300)
 
