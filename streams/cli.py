@@ -336,6 +336,13 @@ def topics() -> None:
     default=1,
     type=click.IntRange(1, 32),
 )
+@click.option(
+    "--source-topic",
+    "source_topics",
+    multiple=True,
+    metavar="TOPIC",
+    help="Also create this topic of raw notifications for `bridge kafka --from` (repeatable).",
+)
 def topics_create(
     bootstrap_servers: str,
     input_topic: str,
@@ -344,16 +351,18 @@ def topics_create(
     application_id: str,
     partitions: int,
     replication_factor: int,
+    source_topics: tuple[str, ...],
 ) -> None:
     """Create the input, outbox, dead-letter and changelog topics (idempotent).
 
     \b
     Example:
-      seqgate topics create --bootstrap-servers 127.0.0.1:9092 --partitions 6
+      seqgate topics create --bootstrap-servers 127.0.0.1:9092 --partitions 6 \\
+        --source-topic minio-events
     """
     from confluent_kafka.admin import AdminClient
 
-    from streams.topics import create_topics, pipeline_topics
+    from streams.topics import TopicSpec, create_topics, pipeline_topics
 
     specs = pipeline_topics(
         input_topic=input_topic,
@@ -361,7 +370,7 @@ def topics_create(
         rejected_topic=rejected_topic,
         application_id=application_id,
         partitions=partitions,
-    )
+    ) + [TopicSpec(name, partitions) for name in source_topics]
     admin = AdminClient(client_config(bootstrap_servers))
     try:
         result = create_topics(admin, specs, replication_factor)

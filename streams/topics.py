@@ -73,6 +73,8 @@ def create_topics(
                 config=spec.config(),
             )
         )
+    if not to_create:  # the client refuses an empty request
+        return result
     for name, future in admin.create_topics(to_create, request_timeout=timeout).items():
         try:
             future.result()

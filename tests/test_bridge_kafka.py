@@ -304,3 +304,36 @@ def test_raw_topic_notifications_reach_the_outbox_through_the_worker(
         ("doc.txt", "b2"),
     ]
     assert verify(verify_target(config)).ok()
+
+
+def test_topics_create_makes_the_source_topic_idempotently(
+    kafka_bootstrap: str, unique_name: str
+) -> None:
+    argv = [
+        sys.executable,
+        "-m",
+        "streams.cli",
+        "topics",
+        "create",
+        "--bootstrap-servers",
+        kafka_bootstrap,
+        "--input-topic",
+        f"{unique_name}.oe",
+        "--outbox-topic",
+        f"{unique_name}.oe.outbox",
+        "--rejected-topic",
+        f"{unique_name}.oe.rejected",
+        "--application-id",
+        f"{unique_name}-app",
+        "--partitions",
+        "2",
+        "--source-topic",
+        f"{unique_name}.minio-events",
+    ]
+    for expected in ("created", "exists"):
+        done = subprocess.run(argv, capture_output=True, env=clean_env(), cwd=REPO, check=False)
+        assert done.returncode == 0, done.stderr.decode()
+        lines = dict(line.split("\t") for line in done.stdout.decode().splitlines())
+        assert lines[f"{unique_name}.minio-events"] == expected
+    metadata = AdminClient({"bootstrap.servers": kafka_bootstrap}).list_topics(timeout=30)
+    assert len(metadata.topics[f"{unique_name}.minio-events"].partitions) == 2
