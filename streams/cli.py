@@ -1061,6 +1061,14 @@ def worker_options(func: F) -> F:
             " ends it at once).",
         ),
         setting(
+            "--stall-timeout-ms",
+            "SEQGATE_STALL_TIMEOUT_MS",
+            default=120_000,
+            type=click.IntRange(1000, 86_400_000),
+            help="Exit with an error (for a supervisor to restart the worker) after this long"
+            " without consuming a record while its partitions have committed records to read.",
+        ),
+        setting(
             "--state-dir",
             "SEQGATE_STATE_DIR",
             default=".seqgate/state",
@@ -1106,6 +1114,7 @@ def worker(
     batch_size: int,
     session_timeout_ms: int,
     transaction_timeout_ms: int,
+    stall_timeout_ms: int,
     print_config: bool,
 ) -> None:
     """Run the exactly-once processor until SIGTERM or Ctrl-C.
@@ -1140,6 +1149,7 @@ def worker(
         batch_size=batch_size,
         session_timeout_ms=session_timeout_ms,
         transaction_timeout_ms=transaction_timeout_ms,
+        stall_timeout_ms=stall_timeout_ms,
     )
     if print_config:
         resolved = {
@@ -1161,6 +1171,7 @@ def worker(
             "batch_size": config.batch_size,
             "session_timeout_ms": config.session_timeout_ms,
             "transaction_timeout_ms": config.transaction_timeout_ms,
+            "stall_timeout_ms": config.stall_timeout_ms,
         }
         click.echo(json.dumps(resolved, indent=2))
         return

@@ -43,6 +43,7 @@ from streams.accounting import OutcomeCounters
 from streams.decider import InputPosition, decide_record, purgeable
 from streams.faults import FaultInjector, FaultPoint
 from streams.kafka_clients import client_config
+from streams.liveness import PartitionProgress, StallWatch, readable_partitions
 from streams.policy import Outcome, Policy, UndecidableEvent
 from streams.restore import restore_partition
 from streams.state_store import (
@@ -76,6 +77,7 @@ class WorkerConfig:
     batch_size: int = 500
     session_timeout_ms: int = 45_000
     transaction_timeout_ms: int = 60_000
+    stall_timeout_ms: int = 120_000
     kafka_timeout_s: float = 30.0
     extra_consumer_config: dict[str, str] = field(default_factory=dict)
     extra_producer_config: dict[str, str] = field(default_factory=dict)
@@ -166,6 +168,7 @@ class Worker:
         self._producer = Producer(self._producer_config())
         self.commits = 0
         self.aborts = 0
+        self._stall = StallWatch(config.stall_timeout_ms / 1000, time.monotonic())
 
     # ---- configuration -------------------------------------------------------------------
 
@@ -247,6 +250,11 @@ class Worker:
                 messages = self._consumer.consume(
                     self.config.batch_size, timeout=self._poll_timeout()
                 )
+                now = time.monotonic()
+                if messages:
+                    self._stall.progressed(now)
+                elif self._stall.due(now):
+                    self._check_not_stuck()
                 try:
                     for message in messages:
                         self._process(message)
@@ -465,6 +473,7 @@ class Worker:
                 store.apply(changes, last + 1)
         self.counters.merge(pending.counters)
         self.commits += 1
+        self._stall.progressed(time.monotonic())
         decisions = pending.decisions
         self._pending = _PendingState()
         if self._on_commit is not None:
@@ -479,6 +488,10 @@ class Worker:
             # whose cause is the real error.
             if isinstance(error.__cause__, KafkaException):
                 raise error.__cause__ from None
+            # Or raises nothing at all (seen when fenced): ask the producer why.
+            fatal = self._producer_fatal_error()
+            if fatal is not None:
+                raise KafkaException(fatal) from None
             raise
 
     def _commit_transaction(self, timeout: float) -> None:
@@ -537,6 +550,38 @@ class Worker:
             )
         return f"fatal Kafka error: {error.str()}"
 
+    # ---- liveness --------------------------------------------------------------------------------
+
+    def _check_not_stuck(self) -> None:
+        """Exit (for a supervisor to restart us) if assigned partitions have readable
+        records that this consumer has not read for --stall-timeout-ms."""
+        try:
+            progress = [self._progress_of(tp) for tp in self._consumer.assignment()]
+        except KafkaException as error:
+            # The broker does not answer: an outage, not a stuck consumer.
+            log.info("stall check skipped", extra={"error": error.args[0].str()})
+            return
+        stuck = readable_partitions(progress)
+        if not self._stall.observed(time.monotonic(), bool(stuck)):
+            return
+        described = ", ".join(
+            f"{entry.partition} (at {entry.position}, readable up to {entry.stable_end})"
+            for entry in stuck
+        )
+        raise WorkerFatalError(
+            f"no record consumed for {self.config.stall_timeout_ms} ms (--stall-timeout-ms)"
+            f" while partitions {described} of {self.config.input_topic} have committed"
+            " records to read: the Kafka client is stuck; restart the worker (it resumes"
+            " from the committed offsets)"
+        )
+
+    def _progress_of(self, tp: TopicPartition) -> PartitionProgress:
+        (positioned,) = self._consumer.position([tp])
+        # A read_committed consumer's query answers the last stable offset.
+        low, stable_end = self._consumer.get_watermark_offsets(tp, timeout=5.0, cached=False)
+        position = positioned.offset if positioned.offset >= 0 else None
+        return PartitionProgress(tp.partition, position, low, stable_end)
+
     # ---- rebalancing ---------------------------------------------------------------------------
 
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
@@ -551,6 +596,7 @@ class Worker:
                 timeout=self.config.kafka_timeout_s,
             )
             log.info("assigned", extra={"partition": tp.partition, "restored": restored})
+        self._stall.progressed(time.monotonic())
 
     def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         # Commit before giving the partitions away, so the next owner restores

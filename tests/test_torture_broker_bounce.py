@@ -6,9 +6,11 @@ mid-stream and started again on the same data directory and ports, so topics,
 offsets, transactions and the group survive (only the crash recovery of an
 unclean shutdown separates the two lives). The worker either rides it out or
 exits with one clear error line; restarted if needed, it finishes, and `verify`
-passes. A worker that stays alive without progress is hung: the test dumps its
-stack, restarts it (as a liveness probe would), checks exactly-once anyway and
-then fails with WorkerHung (see _HANG_REASON: an open bug, xfail).
+passes. A client stuck after the outage (seen once: connected, fetching nothing)
+must be caught by the worker's own liveness check (--stall-timeout-ms), which
+exits with one error line. A worker that stays alive without progress beyond
+that is hung: the test dumps its stack, restarts it, checks exactly-once anyway
+and then fails with WorkerHung.
 
 The broker is killed and restarted with `streams.devbroker.bounce`.
 """
@@ -48,34 +50,15 @@ class WorkerHung(AssertionError):
     """The worker stayed alive but made no progress after the broker came back."""
 
 
-HANG_S = 45.0  # a healthy worker resumes within seconds of the broker answering again
-
-_HANG_REASON = (
-    "open product bug: after a broker outage of ~35-47 s the worker stayed alive without"
-    " progress, idle in its consume loop (streams/processor.py Worker.run), in 1 of 1 run"
-    " after the fix for the librdkafka re-bootstrap hang (confluentinc/librdkafka#5456:"
-    " send_offsets_to_transaction blocked forever; the worker now sets"
-    " metadata.recovery.strategy=none, which rode out a 12 s outage). Not yet diagnosed;"
-    " a liveness probe that restarts the worker recovers, and verify passes either way"
-)
+STALL_TIMEOUT_MS = 15_000  # the worker's own liveness check (streams/liveness.py)
+# A healthy worker resumes within seconds of the broker answering again; a stuck one
+# exits after two stall checks (about twice its stall timeout). Longer is a hang.
+HANG_S = 2 * STALL_TIMEOUT_MS / 1000 + 30
 
 
 @pytest.mark.parametrize(
     "outage_s",
-    [
-        pytest.param(
-            0.0,
-            id="restart-at-once",
-            # Not strict: it rode the outage out in the last runs, but the hang below
-            # is not understood yet; verify is asserted either way.
-            marks=pytest.mark.xfail(strict=False, raises=WorkerHung, reason=_HANG_REASON),
-        ),
-        pytest.param(
-            35.0,
-            id="down-35s",
-            marks=pytest.mark.xfail(strict=False, raises=WorkerHung, reason=_HANG_REASON),
-        ),
-    ],
+    [pytest.param(0.0, id="restart-at-once"), pytest.param(35.0, id="down-35s")],
 )
 def test_broker_sigkill_mid_stream_then_restart(
     unique_name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], outage_s: float
@@ -97,7 +80,11 @@ def test_broker_sigkill_mid_stream_then_restart(
 
                 def start() -> WorkerProcess:
                     # Python dumps every thread's stack on SIGABRT: how a hang is diagnosed.
-                    return launcher.start(INSTANCE, env={"PYTHONFAULTHANDLER": "1"})
+                    return launcher.start(
+                        INSTANCE,
+                        env={"PYTHONFAULTHANDLER": "1"},
+                        extra_args=["--stall-timeout-ms", str(STALL_TIMEOUT_MS)],
+                    )
 
                 worker = start()
                 probe.wait_committed(preload // 2, 120, "the worker to make progress")

@@ -1,0 +1,120 @@
+"""A stuck consumer is told from an idle one (streams/liveness.py), and the worker exits.
+
+The pure rules are tested directly; the worker is tested against the real broker by
+pausing its consumer's partitions from its own commit callback: a client that is
+connected and fetches nothing, as was seen after a long broker outage.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from streams.liveness import PartitionProgress, StallWatch, readable_partitions
+from streams.processor import Decision, Worker, WorkerFatalError
+from tests.kafka_helpers import caught_up, make_config, produce_events, wait_for
+from tests.test_processor import s3_event
+
+
+def test_a_partition_read_to_its_stable_end_is_not_readable() -> None:
+    assert not PartitionProgress(0, 10, 0, 10).readable()
+
+
+def test_records_below_the_stable_end_are_readable() -> None:
+    assert PartitionProgress(0, 9, 0, 10).readable()
+
+
+def test_records_above_the_stable_end_are_not_readable_yet() -> None:
+    # Held back by another producer's open transaction: a bounded wait, not a stall.
+    assert not PartitionProgress(0, 10, 0, 10).readable()
+    assert readable_partitions([PartitionProgress(0, 10, 0, 10)]) == []
+
+
+def test_no_position_yet_counts_from_the_log_start() -> None:
+    assert PartitionProgress(0, None, 5, 7).readable()
+    assert not PartitionProgress(0, None, 7, 7).readable()
+
+
+def test_a_position_below_the_log_start_counts_from_the_log_start() -> None:
+    assert not PartitionProgress(0, 2, 7, 7).readable()
+
+
+def test_the_watch_is_due_only_after_the_timeout_and_not_on_every_call() -> None:
+    watch = StallWatch(timeout_s=10, last_progress=100.0)
+    assert not watch.due(109.9)
+    assert watch.due(110.0)
+    assert not watch.due(111.0)  # checked at most once per timeout/4
+    assert watch.due(112.6)
+    watch.progressed(112.7)
+    assert not watch.due(120.0)
+
+
+def test_a_stall_needs_unread_records_for_a_whole_timeout() -> None:
+    watch = StallWatch(timeout_s=10, last_progress=0.0)
+    assert not watch.observed(20.0, readable=True)  # just arrived: not yet a stall
+    assert not watch.observed(29.9, readable=True)
+    assert watch.observed(30.0, readable=True)
+
+
+def test_progress_or_nothing_to_read_clears_the_suspicion() -> None:
+    watch = StallWatch(timeout_s=10, last_progress=0.0)
+    assert not watch.observed(20.0, readable=True)
+    watch.progressed(25.0)
+    assert not watch.observed(31.0, readable=True)
+    assert not watch.observed(32.0, readable=False)
+    assert not watch.observed(40.0, readable=True)
+    assert watch.observed(50.0, readable=True)
+
+
+@pytest.mark.kafka
+def test_a_worker_that_reads_nothing_while_records_wait_exits_naming_the_partitions(
+    kafka_bootstrap: str, unique_name: str, tmp_path: Path
+) -> None:
+    config = make_config(
+        kafka_bootstrap, unique_name, tmp_path, partitions=1, stall_timeout_ms=2_000
+    )
+    pause_after_next_commit = threading.Event()
+
+    def on_commit(decisions: list[Decision]) -> None:
+        # Runs in the worker's thread (the client is not to be called from another).
+        if pause_after_next_commit.is_set():
+            consumer = worker._consumer
+            consumer.pause(consumer.assignment())
+
+    worker = Worker(config, on_commit=on_commit)
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            worker.run(stop)
+        except BaseException as error:
+            errors.append(error)
+
+    thread = threading.Thread(target=run, daemon=True)
+    produce_events(kafka_bootstrap, config.input_topic, [s3_event("a1")])
+    thread.start()
+    try:
+        wait_for(caught_up(kafka_bootstrap, config), 60, "the worker to catch up")
+        idle_since = time.monotonic()
+        # Idle with nothing to read, longer than the stall timeout: never a stall.
+        wait_for(lambda: time.monotonic() - idle_since > 3, 10, "an idle period")
+        assert thread.is_alive() and not errors
+        pause_after_next_commit.set()
+        produce_events(kafka_bootstrap, config.input_topic, [s3_event("b2")])
+        wait_for(caught_up(kafka_bootstrap, config), 20, "the worker to commit b2")
+        produce_events(kafka_bootstrap, config.input_topic, [s3_event("c3")])
+        thread.join(30)
+        assert not thread.is_alive(), "the stuck worker did not exit"
+    finally:
+        stop.set()
+        thread.join(60)
+    (error,) = errors
+    assert isinstance(error, WorkerFatalError)
+    message = str(error)
+    assert "--stall-timeout-ms" in message
+    assert "partitions 0 (at 2, readable up to 3)" in message, message
+    assert "restart the worker" in message
