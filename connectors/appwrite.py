@@ -56,6 +56,7 @@ from connectors.errors import RecordRejected, RejectReason
 from connectors.identity import object_identity
 from connectors.json_fields import optional_string, show
 from connectors.results import ParseResult
+from connectors.s3_event_names import METADATA_CHANGED
 from connectors.webhook_auth import MISSING, WRONG, WebhookAuthError, same_secret
 from connectors.webhook_fields import (
     derived_event_id,
@@ -85,7 +86,7 @@ APPWRITE_SIGNATURE_HEADER: Final = "X-Appwrite-Webhook-Signature"
 APPWRITE_ACTION_KINDS: Final[Mapping[str, str]] = MappingProxyType(
     {
         "create": EventKind.CREATED.value,
-        "update": "metadata_changed",
+        "update": METADATA_CHANGED,
         "delete": EventKind.REMOVED.value,
     }
 )

@@ -56,6 +56,7 @@ from connectors.errors import RecordRejected, RejectReason
 from connectors.identity import object_identity
 from connectors.json_fields import check_text, optional_string, required_string, show
 from connectors.results import Ignored, ParseResult
+from connectors.s3_event_names import METADATA_CHANGED
 from connectors.webhook_auth import (
     MISSING,
     WRONG,
@@ -89,8 +90,6 @@ BOX_SCHEME: Final = "box"
 BOX_BUCKET: Final = "files"
 """The default bucket of Box identities: the namespace of Box file ids."""
 
-METADATA_CHANGED: Final = "metadata_changed"
-"""The object's name, place, lock or permissions changed; its content and identity did not."""
 
 _ACCESSED: Final = "accessed"
 _WEBHOOK_DELETED: Final = "WEBHOOK.DELETED"

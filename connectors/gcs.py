@@ -77,6 +77,7 @@ from connectors.json_fields import (
     show,
 )
 from connectors.results import Ignored, ParsedItem, ParseResult
+from connectors.s3_event_names import METADATA_CHANGED
 from schemas.records import EventKind, ObjectEvent
 
 __all__ = [
@@ -99,8 +100,6 @@ GCS_SOURCE: Final = "gcs"
 GCS_SCHEME: Final = "gs"
 """The identity scheme of GCS objects: ``gs://<bucket>/<name>``."""
 
-METADATA_CHANGED: Final = "metadata_changed"
-"""The kind of ``OBJECT_METADATA_UPDATE``: metadata changed, content did not."""
 
 GCS_KIND_DESCRIPTIONS: Final[Mapping[str, str]] = MappingProxyType(
     {

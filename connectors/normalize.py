@@ -76,13 +76,18 @@ from connectors.aws_envelopes import (
     parse_sns_message,
     parse_sqs_receive_response,
 )
+from connectors.azure import looks_like_azure, parse_azure
+from connectors.b2 import looks_like_b2, parse_b2
+from connectors.box import looks_like_box, parse_box
 from connectors.errors import Rejection, RejectReason
+from connectors.gcs import looks_like_gcs, parse_gcs
 from connectors.json_fields import index_path, member_path
 from connectors.results import ParsedItem, ParseResult, concat
 from connectors.s3_eventbridge import parse_eventbridge_event
 from connectors.s3_native import parse_s3_records
+from connectors.supabase import looks_like_supabase, parse_supabase
 
-__all__ = ["MAX_ENVELOPE_DEPTH", "ParseResult", "normalize", "normalize_document"]
+__all__ = ["MAX_ENVELOPE_DEPTH", "ParseResult", "normalize", "normalize_document", "normalize_with"]
 
 MAX_ENVELOPE_DEPTH: Final = 4
 """How many envelopes may be unwrapped around one notification."""
@@ -226,6 +231,21 @@ def normalize(raw: bytes, origin: str) -> ParseResult:
     return normalize_document(document, origin)
 
 
+def normalize_with(
+    raw: bytes, origin: str, parse: Callable[[object, str], ParseResult]
+) -> ParseResult:
+    """Decode ``raw`` as strictly as :func:`normalize`, then parse it with ``parse``.
+
+    For a receiver that knows its provider (an HTTP route with the provider's own
+    authentication) and so needs no recognition. Never raises if ``parse`` does not.
+    """
+    try:
+        document = _decode_json(raw)
+    except _JsonError as error:
+        return ParseResult.rejected(RejectReason.MALFORMED_JSON, str(error))
+    return parse(document, origin)
+
+
 def normalize_document(
     document: object, origin: str, path: str = "", depth: int = 0
 ) -> ParseResult:
@@ -240,10 +260,11 @@ def normalize_document(
     for parser in _PARSERS:
         if parser.recognizes(document):
             return parser.parse(document, origin, path, depth)
-    known = "; ".join(f"{parser.name} ({parser.shape})" for parser in _PARSERS)
+    known = ", ".join(parser.name for parser in _PARSERS)
     return ParseResult.rejected(
         RejectReason.NOT_A_NOTIFICATION,
-        f"{_subject(path)} is {_describe(document)}: expected one of: {known}",
+        f"{_subject(path)} is {_describe(document)}: expected one of: {known}"
+        " (docs/envelopes.md says how each is recognized)",
     )
 
 
@@ -357,6 +378,15 @@ def _parse_eventbridge(document: object, origin: str, path: str, depth: int) -> 
     return parse_eventbridge_event(document, origin, path)
 
 
+def _provider(parse: Callable[[object, str], ParseResult]) -> Callable[..., ParseResult]:
+    """A provider parser that knows no envelope: it ignores path and depth."""
+
+    def parse_document(document: object, origin: str, path: str, depth: int) -> ParseResult:
+        return _within(path, parse(document, origin))
+
+    return parse_document
+
+
 # Tried in order; the first parser that recognizes the document handles it.
 # The order matters: see the module docstring.
 _PARSERS: Final[tuple[_Parser, ...]] = (
@@ -383,5 +413,35 @@ _PARSERS: Final[tuple[_Parser, ...]] = (
         shape="'detail-type', or 'detail' with 'source'",
         recognizes=_is_eventbridge_event,
         parse=_parse_eventbridge,
+    ),
+    _Parser(
+        name="Google Cloud Storage (Pub/Sub)",
+        shape="a push envelope 'message', a pulled message or 'receivedMessages'",
+        recognizes=looks_like_gcs,
+        parse=_provider(parse_gcs),
+    ),
+    _Parser(
+        name="Azure Blob Storage (Event Grid)",
+        shape="Event Grid events ('eventType') or CloudEvents ('Microsoft.*' 'type')",
+        recognizes=looks_like_azure,
+        parse=_provider(parse_azure),
+    ),
+    _Parser(
+        name="Supabase Storage database webhook",
+        shape="'type', 'table', 'schema' and 'record' or 'old_record'",
+        recognizes=looks_like_supabase,
+        parse=_provider(parse_supabase),
+    ),
+    _Parser(
+        name="Backblaze B2 event notification",
+        shape="'events'",
+        recognizes=looks_like_b2,
+        parse=_provider(parse_b2),
+    ),
+    _Parser(
+        name="Box webhook",
+        shape="'type' 'webhook_event' with 'trigger'",
+        recognizes=looks_like_box,
+        parse=_provider(parse_box),
     ),
 )

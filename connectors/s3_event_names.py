@@ -47,6 +47,7 @@ __all__ = [
     "ACL_CHANGED",
     "CREATED",
     "KIND_DESCRIPTIONS",
+    "METADATA_CHANGED",
     "OBJECT_LOST",
     "REMOVED",
     "REPLICATION_AFTER_THRESHOLD",
@@ -87,6 +88,7 @@ STORAGE_CLASS_CHANGED: Final = "storage_class_changed"
 ACCESS_TIER_CHANGED: Final = "access_tier_changed"
 TAGS_CHANGED: Final = "tags_changed"
 ACL_CHANGED: Final = "acl_changed"
+METADATA_CHANGED: Final = "metadata_changed"
 # Kinds only MinIO produces (connectors.minio); listed here so that one table
 # documents every kind seqgate emits.
 RETENTION_CHANGED: Final = "retention_changed"
@@ -117,8 +119,11 @@ KIND_DESCRIPTIONS: Final[dict[str, str]] = {
     ACCESSED: "the object or its metadata was read (MinIO); nothing changed",
     TRANSITION_FAILED: "a lifecycle transition to a remote tier failed (MinIO); the object "
     "stays where it was",
+    METADATA_CHANGED: "the object's metadata, name or place changed; its content is unchanged "
+    "(GCS metadata updates, Box moves and renames, Supabase and Appwrite row updates)",
 }
-"""Every kind seqgate emits for S3-family sources, with its meaning (one line each)."""
+"""Every kind seqgate emits, with its meaning (one line each); S3's own and the few
+other providers add (see docs/kinds.md)."""
 
 SEQUENCED_KINDS: Final = frozenset({CREATED, REMOVED, VERSION_REMOVED})
 """Kinds that change the content a key names: the source always sends a

@@ -84,7 +84,7 @@ from connectors.json_fields import (
     show,
 )
 from connectors.results import Ignored, ParsedItem, ParseResult
-from connectors.s3_event_names import CREATED, REMOVED
+from connectors.s3_event_names import CREATED, METADATA_CHANGED, REMOVED
 from connectors.s3_native import fallback_event_id
 from connectors.webhook_auth import MISSING, WRONG, WebhookAuthError, same_secret
 from schemas.records import ObjectEvent
@@ -105,8 +105,6 @@ SUPABASE_SOURCE: Final = "supabase"
 SUPABASE_SCHEME: Final = "supabase"
 """The identity scheme: ``supabase://<bucket_id>/<name>``."""
 
-METADATA_CHANGED: Final = "metadata_changed"
-"""The kind of a row update that changed neither the content nor the name."""
 
 _ID_PREFIX: Final = "supabase-"
 _INSERT: Final = "INSERT"
