@@ -12,13 +12,31 @@ route              sender                                  authentication
                                                            topic pinned, timestamp window
 ``POST /eventbridge``  EventBridge API destinations        the configured header's value
 ``POST /minio``    MinIO's webhook target                  ``Authorization: Bearer`` the token
+``POST /gcs``      GCS notifications by Pub/Sub push       OIDC token (``Authorization:
+                                                           Bearer``) from ``--gcs-jwks-file``
+                                                           keys, ``--gcs-audience``
+``POST /azure``    Azure Event Grid (both schemas; and     ``--azure-secret`` in query
+``OPTIONS /azure`` the two validation handshakes)          ``code`` or ``X-Seqgate-Secret``
+``POST /supabase`` Supabase database webhook               ``X-Seqgate-Secret`` header
+``POST /b2``       Backblaze B2 event notifications        HMAC-SHA256 of the body
+``POST /box``      Box webhooks V2                         HMAC-SHA256 (primary or secondary
+                                                           key), 10 min timestamp window
+``POST /cloudinary``  Cloudinary notifications             SHA-1/SHA-256 signature, 2 h
+                                                           timestamp window
+``POST /appwrite`` Appwrite storage webhooks               HMAC-SHA1 of the configured URL
+                                                           and the body
 =================  ======================================  ==================================
 
-A route whose secret (or, for ``/sns``, topic list) is not configured is not
-served at all (404). Secrets are compared with :func:`hmac.compare_digest`.
+The provider routes (``/gcs`` ... ``/appwrite``) live in
+:mod:`connectors.webhook_routes`, which details their headers, options and
+handshakes; each decodes strictly and runs its own provider's parser
+(:func:`connectors.normalize.normalize_with`). A route whose secret (or, for
+``/sns``, topic list) is not configured is not served at all (404). Secrets
+are compared with :func:`hmac.compare_digest`.
 
 Per request: authenticate (401 when the credential is missing, 403 when it is
-wrong; counted, logged, **never written to Kafka**), read the body (413 above
+wrong; counted, logged, **never written to Kafka**; a signature over the body
+is checked once the body is read), read the body (413 above
 ``max_body_bytes``), normalize it, drop what the filter does not admit, and
 publish the events and dead letters. The reply is 200 with a small JSON
 summary only after Kafka acknowledged every record of the request; 503 when it
@@ -61,6 +79,7 @@ from connectors.sns_signature import (
     SnsVerificationError,
     SnsVerifier,
 )
+from connectors.webhook_routes import WebhookRoutes, WebhookSettings, route_origin
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +98,8 @@ class HttpSettings:
     eventbridge_header: tuple[str, str] | None = None  # (name, value)
     sns: SnsVerifier | None = None
     confirm_subscription: Callable[[str], None] | None = None  # GET SubscribeURL
+    webhooks: WebhookSettings = field(default_factory=WebhookSettings)  # /gcs ... /appwrite
+    clock: Callable[[], float] = time.time  # signed timestamps (Box, Cloudinary)
 
     def enabled_routes(self) -> list[str]:
         enabled = {
@@ -87,7 +108,8 @@ class HttpSettings:
             "eventbridge": self.eventbridge_header is not None,
             "minio": self.minio_token is not None,
         }
-        return [route for route in ROUTES if enabled[route]]
+        own = [route for route in ROUTES if enabled[route]]
+        return [*own, *self.webhooks.enabled_routes()]
 
 
 def confirm_by_get(url: str, timeout_s: float = 10.0) -> None:
@@ -110,6 +132,7 @@ class HttpStats:
             "publish_failures",
             "subscriptions_confirmed",
             "confirm_failures",
+            "handshakes",
         )
         return {name: self.counts[name] for name in names}
 
@@ -183,7 +206,8 @@ class GroupPublisher:
 
 
 class HttpBridge:
-    """The routes' handlers and their counters."""
+    """The routes' handlers and their counters (the :class:`~connectors.webhook_routes.Gate`
+    of the provider routes)."""
 
     def __init__(
         self,
@@ -209,7 +233,9 @@ class HttpBridge:
             "minio": self._minio,
         }
         for route in self.settings.enabled_routes():
-            app.router.add_post(f"/{route}", handlers[route])
+            if route in handlers:
+                app.router.add_post(f"/{route}", handlers[route])
+        WebhookRoutes(self.settings.webhooks, self, self.settings.clock).register(app)
         return app
 
     # ---- handlers
@@ -232,30 +258,29 @@ class HttpBridge:
         name, expected = self.settings.eventbridge_header
         given = request.headers.get(name)
         if given is None:
-            return self._refuse("eventbridge", 401, f"header {name} missing")
+            return self.refuse("eventbridge", 401, f"header {name} missing")
         if not _same_secret(given, expected):
-            return self._refuse("eventbridge", 403, f"header {name} does not match")
+            return self.refuse("eventbridge", 403, f"header {name} does not match")
         return await self._forward(request, "eventbridge")
 
     async def _sns(self, request: web.Request) -> web.StreamResponse:
         verifier = self.settings.sns
         assert verifier is not None
-        self.stats.counts["requests"] += 1
-        raw = await self._body(request)
+        raw = await self.read_body(request)
         if isinstance(raw, web.Response):
             return raw
         try:
             document = json.loads(raw)
         except (ValueError, RecursionError):
-            return self._refuse("sns", 403, "the body is not an SNS message (not JSON)")
+            return self.refuse("sns", 403, "the body is not an SNS message (not JSON)")
         if not isinstance(document, dict):
-            return self._refuse("sns", 403, "the body is not an SNS message (not an object)")
+            return self.refuse("sns", 403, "the body is not an SNS message (not an object)")
         loop = asyncio.get_running_loop()
         try:
             # The certificate may be fetched over the network: not on the loop.
             kind = await loop.run_in_executor(None, verifier.verify, document)
         except SnsVerificationError as error:
-            return self._refuse("sns", 403, str(error))
+            return self.refuse("sns", 403, str(error))
         if kind == SUBSCRIPTION_CONFIRMATION:
             return await self._confirm(document)
         if kind == UNSUBSCRIBE_CONFIRMATION:
@@ -263,7 +288,7 @@ class HttpBridge:
                 "SNS unsubscribed this endpoint", extra={"topic_arn": document.get("TopicArn")}
             )
             return _json(200, {"status": "unsubscribe_noted"})
-        return await self._publish(raw, "sns")
+        return await self.deliver(raw, "sns", normalize(raw, route_origin("sns")))
 
     async def _confirm(self, document: dict[str, object]) -> web.Response:
         url = str(document["SubscribeURL"])
@@ -285,13 +310,14 @@ class HttpBridge:
     # ---- steps
 
     async def _forward(self, request: web.Request, route: str) -> web.StreamResponse:
-        self.stats.counts["requests"] += 1
-        raw = await self._body(request)
+        raw = await self.read_body(request)
         if isinstance(raw, web.Response):
             return raw
-        return await self._publish(raw, route)
+        return await self.deliver(raw, route, normalize(raw, route_origin(route)))
 
-    async def _body(self, request: web.Request) -> bytes | web.Response:
+    async def read_body(self, request: web.Request) -> bytes | web.Response:
+        """The body of a request (counted), or the 413 answer above ``max_body_bytes``."""
+        self.stats.counts["requests"] += 1
         limit = self.settings.max_body_bytes
         length = request.content_length
         try:
@@ -302,9 +328,10 @@ class HttpBridge:
             self.stats.counts["too_large"] += 1
             return _json(413, {"error": f"body larger than {limit} bytes"})
 
-    async def _publish(self, raw: bytes, route: str) -> web.Response:
-        origin = f"http:{route}"
-        result, filtered = self._filter.apply(normalize(raw, origin))
+    async def deliver(self, raw: bytes, route: str, normalized: ParseResult) -> web.Response:
+        """Filter and publish one request's result; 200 after Kafka's acknowledgement, else 503."""
+        origin = route_origin(route)
+        result, filtered = self._filter.apply(normalized)
         try:
             await self.publisher.publish(result, raw, origin)
         except PublishError as error:
@@ -328,15 +355,16 @@ class HttpBridge:
     def _check_bearer(self, request: web.Request, route: str, token: str) -> web.Response | None:
         header = request.headers.get("Authorization")
         if header is None:
-            return self._refuse(route, 401, "Authorization header missing")
+            return self.refuse(route, 401, "Authorization header missing")
         scheme, _, given = header.partition(" ")
         if scheme.lower() != "bearer":
-            return self._refuse(route, 401, "Authorization is not a Bearer token")
+            return self.refuse(route, 401, "Authorization is not a Bearer token")
         if not _same_secret(given.strip(), token):
-            return self._refuse(route, 403, "Bearer token does not match")
+            return self.refuse(route, 403, "Bearer token does not match")
         return None
 
-    def _refuse(self, route: str, status: int, reason: str) -> web.Response:
+    def refuse(self, route: str, status: int, reason: str) -> web.Response:
+        """Count and log an authentication failure; answer 401 (missing) or 403 (wrong)."""
         self.stats.counts["auth_failures"] += 1
         self.auth_failures[route] += 1
         log.warning(
@@ -346,6 +374,9 @@ class HttpBridge:
         headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
         body = {"error": "unauthorized" if status == 401 else "forbidden"}
         return web.json_response(body, status=status, headers=headers)
+
+    def count(self, name: str) -> None:
+        self.stats.counts[name] += 1
 
     async def close(self) -> None:
         await self.publisher.close()

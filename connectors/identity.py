@@ -25,7 +25,14 @@ import hashlib
 import re
 from typing import Final
 
-__all__ = ["S3_SCHEME", "object_identity", "parse_identity", "sequencer_event_id"]
+__all__ = [
+    "S3_SCHEME",
+    "event_identity",
+    "object_identity",
+    "parse_identity",
+    "scheme_of_source",
+    "sequencer_event_id",
+]
 
 S3_SCHEME: Final = "s3"
 
@@ -69,6 +76,21 @@ def object_identity(scheme: str, bucket: str, key: str) -> str:
     _check_bucket(bucket, context)
     _check_key(key, context)
     return f"{scheme}{_SEPARATOR}{bucket}/{key}"
+
+
+# Where a provider's identity scheme is not its source name (DESIGN §2 names GCS
+# objects gs://, the scheme of Google's own tools, while the source says "gcs").
+_SCHEME_OF_SOURCE: Final = {"gcs": "gs"}
+
+
+def scheme_of_source(source: str) -> str:
+    """The identity scheme of events whose ``source`` is ``source``."""
+    return _SCHEME_OF_SOURCE.get(source, source)
+
+
+def event_identity(source: str, bucket: str, key: str) -> str:
+    """The identity of an event's object, from the event's ``source``, ``bucket`` and ``key``."""
+    return object_identity(scheme_of_source(source), bucket, key)
 
 
 def parse_identity(identity: str) -> tuple[str, str, str]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from confluent_kafka import KafkaError, Message, Producer
 
-from connectors.identity import object_identity
+from connectors.identity import event_identity
 from connectors.results import ParseResult
 from schemas.codec import OBJECT_EVENT, REJECTED_RECORD
 from schemas.records import RejectedRecord
@@ -84,7 +84,7 @@ class EventPublisher:
     def submit(self, result: ParseResult, raw: bytes, origin: str) -> None:
         """Queue the records of one message; `flush` confirms them."""
         for event in result.events:
-            identity = object_identity(event.source, event.bucket, event.key)
+            identity = event_identity(event.source, event.bucket, event.key)
             self._produce(self.topics.events, identity.encode("utf-8"), OBJECT_EVENT.encode(event))
         for rejection in result.rejections:
             record = RejectedRecord(

@@ -41,7 +41,7 @@ from confluent_kafka import (
 )
 
 from connectors.filters import BridgeTally, EventFilter
-from connectors.identity import object_identity
+from connectors.identity import event_identity
 from connectors.kafka_publisher import Topics
 from connectors.normalize import normalize
 from schemas.codec import OBJECT_EVENT, REJECTED_RECORD
@@ -192,7 +192,7 @@ class KafkaSource:
             result, filtered = self._filter.apply(normalize(raw, origin))
             timestamp = message.timestamp()[1]
             for event in result.events:
-                identity = object_identity(event.source, event.bucket, event.key)
+                identity = event_identity(event.source, event.bucket, event.key)
                 self._produce(
                     self.config.topics.events,
                     identity.encode("utf-8"),

@@ -15,7 +15,7 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 import yaml
@@ -37,6 +37,10 @@ from streams.policy import (
     DEFAULT_ORDERED_SOURCES,
     Policy,
 )
+
+if TYPE_CHECKING:
+    from connectors.gcs_auth import GcsPushVerifier
+    from connectors.webhook_routes import WebhookSettings
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -858,6 +862,195 @@ def _header_secret(value: str | None) -> tuple[str, str] | None:
     return name, secret
 
 
+def _webhook_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The provider routes' options of `bridge http`; the command receives one `webhooks`."""
+
+    @functools.wraps(func)
+    def with_webhooks(
+        *args: Any,
+        gcs_audience: str | None,
+        gcs_jwks_file: str | None,
+        gcs_service_account: str | None,
+        azure_secret: str | None,
+        supabase_secret: str | None,
+        b2_signing_secret: str | None,
+        box_primary_key: str | None,
+        box_secondary_key: str | None,
+        cloudinary_api_secret: str | None,
+        cloudinary_cloud_name: str | None,
+        cloudinary_signature_algorithm: str,
+        appwrite_signature_key: str | None,
+        appwrite_webhook_url: str | None,
+        **kwargs: Any,
+    ) -> Any:
+        from connectors.webhook_routes import (
+            AppwriteSettings,
+            CloudinarySettings,
+            WebhookSettings,
+        )
+
+        cloudinary = _together(
+            ("--cloudinary-api-secret", cloudinary_api_secret),
+            ("--cloudinary-cloud-name", cloudinary_cloud_name),
+        )
+        appwrite = _together(
+            ("--appwrite-signature-key", appwrite_signature_key),
+            ("--appwrite-webhook-url", appwrite_webhook_url),
+        )
+        try:
+            cloudinary_settings = (
+                CloudinarySettings(*cloudinary, cloudinary_signature_algorithm)
+                if cloudinary
+                else None
+            )
+        except ValueError as error:
+            raise CliError(f"--cloudinary-cloud-name: {error}") from error
+        kwargs["webhooks"] = WebhookSettings(
+            gcs=_gcs_verifier(gcs_audience, gcs_jwks_file, gcs_service_account),
+            azure_secret=azure_secret or None,
+            supabase_secret=supabase_secret or None,
+            b2_signing_secret=b2_signing_secret or None,
+            box_primary_key=box_primary_key or None,
+            box_secondary_key=box_secondary_key or None,
+            cloudinary=cloudinary_settings,
+            appwrite=AppwriteSettings(*appwrite) if appwrite else None,
+        )
+        return func(*args, **kwargs)
+
+    options = [
+        setting(
+            "--gcs-audience",
+            "SEQGATE_GCS_AUDIENCE",
+            default=None,
+            help="Audience of the Pub/Sub push subscription's OIDC token (its push endpoint URL"
+            " unless set otherwise); POST /gcs is served only with --gcs-jwks-file.",
+        ),
+        setting(
+            "--gcs-jwks-file",
+            "SEQGATE_GCS_JWKS_FILE",
+            default=None,
+            help="JSON Web Key Set (a saved copy of https://www.googleapis.com/oauth2/v3/certs)"
+            " that push tokens are verified with; refresh it when Google rotates keys.",
+        ),
+        setting(
+            "--gcs-service-account",
+            "SEQGATE_GCS_SERVICE_ACCOUNT",
+            default=None,
+            help="Email the push token must name, verified (default: any account).",
+        ),
+        setting(
+            "--azure-secret",
+            "SEQGATE_AZURE_SECRET",
+            default=None,
+            help="Shared secret of the Event Grid subscription, sent in the endpoint's query"
+            " (?code=SECRET) or an X-Seqgate-Secret delivery header; POST/OPTIONS /azure are"
+            " served only when set.",
+        ),
+        setting(
+            "--supabase-secret",
+            "SEQGATE_SUPABASE_SECRET",
+            default=None,
+            help="Value of the X-Seqgate-Secret header of the Supabase database webhook;"
+            " POST /supabase is served only when set.",
+        ),
+        setting(
+            "--b2-signing-secret",
+            "SEQGATE_B2_SIGNING_SECRET",
+            default=None,
+            help="Signing secret of the B2 event notification rule; POST /b2 is served only"
+            " when set.",
+        ),
+        setting(
+            "--box-primary-key",
+            "SEQGATE_BOX_PRIMARY_KEY",
+            default=None,
+            help="Primary signature key of the Box application; POST /box is served when this"
+            " or --box-secondary-key is set.",
+        ),
+        setting(
+            "--box-secondary-key",
+            "SEQGATE_BOX_SECONDARY_KEY",
+            default=None,
+            help="Secondary signature key of the Box application (for key rotation).",
+        ),
+        setting(
+            "--cloudinary-api-secret",
+            "SEQGATE_CLOUDINARY_API_SECRET",
+            default=None,
+            help="API secret that signs Cloudinary notifications; POST /cloudinary is served"
+            " only when set (with --cloudinary-cloud-name).",
+        ),
+        setting(
+            "--cloudinary-cloud-name",
+            "SEQGATE_CLOUDINARY_CLOUD_NAME",
+            default=None,
+            help="Cloud name of the product environment: the bucket of Cloudinary events.",
+        ),
+        setting(
+            "--cloudinary-signature-algorithm",
+            "SEQGATE_CLOUDINARY_SIGNATURE_ALGORITHM",
+            default="sha1",
+            type=click.Choice(["sha1", "sha256"]),
+            help="The account's webhook signature algorithm.",
+        ),
+        setting(
+            "--appwrite-signature-key",
+            "SEQGATE_APPWRITE_SIGNATURE_KEY",
+            default=None,
+            help="Signature key of the Appwrite webhook; POST /appwrite is served only when"
+            " set (with --appwrite-webhook-url).",
+        ),
+        setting(
+            "--appwrite-webhook-url",
+            "SEQGATE_APPWRITE_WEBHOOK_URL",
+            default=None,
+            help="The webhook's URL exactly as configured in Appwrite (it is signed): the"
+            " public address, not --host/--port.",
+        ),
+    ]
+    wrapped: Callable[..., Any] = with_webhooks
+    for option in reversed(options):
+        wrapped = option(wrapped)
+    return wrapped
+
+
+def _together(
+    first: tuple[str, str | None], second: tuple[str, str | None]
+) -> tuple[str, str] | None:
+    """The values of two (flag, value) options that only work together: both or neither."""
+    (flag, value), (other_flag, other) = first, second
+    if not value and not other:
+        return None
+    if not value or not other:
+        missing, given = (flag, other_flag) if not value else (other_flag, flag)
+        raise CliError(f"{missing}: required with {given}")
+    return value, other
+
+
+def _gcs_verifier(
+    audience: str | None, jwks_file: str | None, service_account: str | None
+) -> GcsPushVerifier | None:
+    """The verifier of POST /gcs from --gcs-audience, --gcs-jwks-file, --gcs-service-account."""
+    from connectors.gcs_auth import GcsPushVerifier, load_jwks
+
+    pair = _together(("--gcs-audience", audience), ("--gcs-jwks-file", jwks_file))
+    if pair is None:
+        if service_account:
+            raise CliError("--gcs-service-account: requires --gcs-audience and --gcs-jwks-file")
+        return None
+    audience, jwks_file = pair
+    try:
+        text = Path(jwks_file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        problem = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
+        raise CliError(f"--gcs-jwks-file {jwks_file}: cannot read it ({problem})") from error
+    try:
+        keys = load_jwks(text)
+    except ValueError as error:
+        raise CliError(f"--gcs-jwks-file {jwks_file}: {error}") from error
+    return GcsPushVerifier(keys, audience, service_account or None)
+
+
 @bridge.command("http")
 @setting("--host", "SEQGATE_HTTP_HOST", default="127.0.0.1", help="Address to listen on.")
 @setting(
@@ -920,6 +1113,7 @@ def _header_secret(value: str | None) -> tuple[str, str] | None:
     type=click.FloatRange(0, None),
     help="On SIGTERM, how long requests in flight may take to finish.",
 )
+@_webhook_options
 @filter_options
 def bridge_http(
     host: str,
@@ -936,8 +1130,10 @@ def bridge_http(
     sns_max_age_seconds: int,
     shutdown_timeout_seconds: float,
     event_filter: EventFilter,
+    webhooks: WebhookSettings,
 ) -> None:
-    """Receive webhooks (S3-family, SNS, EventBridge, MinIO) and publish them to Kafka.
+    """Receive storage webhooks (S3-family, SNS, EventBridge, MinIO, GCS, Azure,
+    Supabase, B2, Box, Cloudinary, Appwrite) and publish them to Kafka.
 
     \b
     Routes (each POST; origin http:<route>):
@@ -946,6 +1142,18 @@ def bridge_http(
                     topics pinned by --sns-topic-arn; confirms subscriptions)
       /eventbridge  EventBridge API destinations (--eventbridge-header)
       /minio        MinIO's webhook target (Bearer --minio-token)
+      /gcs          GCS notifications by Pub/Sub push (OIDC token: --gcs-audience,
+                    --gcs-jwks-file, optionally --gcs-service-account)
+      /azure        Azure Event Grid, both schemas (--azure-secret in ?code= or
+                    X-Seqgate-Secret; answers the validation event and the
+                    CloudEvents OPTIONS handshake)
+      /supabase     Supabase database webhook (X-Seqgate-Secret: --supabase-secret)
+      /b2           Backblaze B2 event notifications (--b2-signing-secret)
+      /box          Box webhooks V2 (--box-primary-key / --box-secondary-key)
+      /cloudinary   Cloudinary notifications (--cloudinary-api-secret,
+                    --cloudinary-cloud-name, --cloudinary-signature-algorithm)
+      /appwrite     Appwrite storage webhooks (--appwrite-signature-key,
+                    --appwrite-webhook-url)
 
     A route whose secret is not configured is not served (404). Answers 200
     only after Kafka acknowledged every event and dead letter of the request;
@@ -960,6 +1168,15 @@ def bridge_http(
         --minio-token "$MINIO_WEBHOOK_TOKEN" \\
         --sns-topic-arn arn:aws:sns:eu-west-1:111122223333:uploads
       curl --data-binary @notification.json http://127.0.0.1:8080/s3
+
+    \b
+    Example (GCS push, Azure Event Grid and Box behind https://hooks.example.com):
+      curl -so google-jwks.json https://www.googleapis.com/oauth2/v3/certs
+      seqgate bridge http --bootstrap-servers 127.0.0.1:9092 --port 8080 \\
+        --gcs-audience https://hooks.example.com/gcs --gcs-jwks-file google-jwks.json \\
+        --azure-secret "$EVENT_GRID_SECRET" \\
+        --box-primary-key "$BOX_PRIMARY_KEY" --box-secondary-key "$BOX_SECONDARY_KEY"
+      # Event Grid endpoint: https://hooks.example.com/azure?code=$EVENT_GRID_SECRET
     """
     import asyncio
 
@@ -979,6 +1196,7 @@ def bridge_http(
         )
         if topic_arns
         else None,
+        webhooks=webhooks,
     )
     publisher = EventPublisher(
         bootstrap_servers,

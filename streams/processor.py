@@ -37,6 +37,7 @@ from confluent_kafka import (
 )
 
 from connectors.errors import RejectReason
+from connectors.identity import event_identity
 from schemas.codec import OBJECT_EVENT, OUTBOX_RECORD, REJECTED_RECORD, CodecError
 from schemas.records import RejectedRecord
 from streams.accounting import OutcomeCounters
@@ -310,7 +311,9 @@ class Worker:
             self._dead_letter(message, RejectReason.UNDECODABLE_EVENT, str(codec_error))
             return
         key = message.key()
-        identity = key.decode("utf-8") if key else f"{event.source}://{event.bucket}/{event.key}"
+        identity = (
+            key.decode("utf-8") if key else event_identity(event.source, event.bucket, event.key)
+        )
         # The input record's timestamp, never the clock: replays decide the same
         # and produce byte-identical outbox records.
         record_time = message.timestamp()[1]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from connectors.identity import event_identity
 from schemas.codec import OBJECT_EVENT, WATERMARK, CodecError
 from schemas.records import OutboxRecord, Watermark
 from streams.decider import InputPosition, decide_record
@@ -50,7 +51,7 @@ class PartitionReplay:
         identity = (
             record.key.decode("utf-8")
             if record.key
-            else f"{event.source}://{event.bucket}/{event.key}"
+            else event_identity(event.source, event.bucket, event.key)
         )
         at = InputPosition(record.partition, record.offset, record.timestamp)
         try:

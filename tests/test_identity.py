@@ -91,3 +91,11 @@ def test_parse_splits_at_the_first_separators() -> None:
         "photos",
         "2024/01/a b+c%41.jpg",
     )
+
+
+def test_an_events_identity_uses_its_providers_scheme() -> None:
+    from connectors.identity import event_identity, scheme_of_source
+
+    assert event_identity("gcs", "media", "a/b.png") == "gs://media/a/b.png"
+    assert event_identity("s3", "b", "k") == "s3://b/k"
+    assert scheme_of_source("azure") == "azure"
