@@ -36,6 +36,7 @@ from streams.policy import (
     DEFAULT_DEDUPE_WINDOW_MS,
     DEFAULT_ORDERED_SOURCES,
     Policy,
+    PolicyError,
 )
 
 if TYPE_CHECKING:
@@ -164,8 +165,16 @@ def build_policy(
             ordered_sources=_names(ordered_sources),
             dedupe_window_ms=dedupe_window_ms,
         )
-    except ValueError as error:
-        raise CliError(f"--admit-kinds: {error}") from error
+    except PolicyError as error:
+        option = _POLICY_OPTIONS.get(error.setting, error.setting)
+        raise CliError(f"{option}: {error}") from error
+
+
+_POLICY_OPTIONS = {
+    "admitted_kinds": "--admit-kinds",
+    "ordered_sources": "--ordered-sources",
+    "dedupe_window_ms": "--dedupe-window-ms",
+}
 
 
 class _CommaList(click.ParamType):  # type: ignore[type-arg,unused-ignore]  # generic in click 8.2+

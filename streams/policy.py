@@ -45,9 +45,21 @@ DEFAULT_ADMITTED_KINDS: frozenset[str] = frozenset({EventKind.CREATED.value})
 DEFAULT_ORDERED_SOURCES: frozenset[str] = frozenset({"s3", "azure"})
 DEFAULT_DEDUPE_WINDOW_MS = 24 * 60 * 60 * 1000
 KNOWN_KINDS: frozenset[str] = frozenset(KIND_DESCRIPTIONS)
+KNOWN_SOURCES: frozenset[str] = frozenset(
+    {"s3", "minio", "azure", "gcs", "supabase", "b2", "box", "cloudinary", "appwrite"}
+)
+"""The `source` values the bridge writes (one per provider parser)."""
 
 # Sources whose positions have their own comparison whatever --ordering says.
 _SOURCE_ORDERS: dict[str, PositionOrder] = {"minio": NUMERIC_SEQUENCER_ORDER}
+
+
+class PolicyError(ValueError):
+    """A policy setting is invalid; ``setting`` names it (``admitted_kinds``, ...)."""
+
+    def __init__(self, setting: str, message: str) -> None:
+        super().__init__(message)
+        self.setting = setting
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,10 +90,22 @@ class Policy:
         unknown = kinds - KNOWN_KINDS
         if unknown:
             valid = ", ".join(sorted(KNOWN_KINDS))
-            raise ValueError(f"unknown event kind(s) {sorted(unknown)}: valid kinds are {valid}")
+            raise PolicyError(
+                "admitted_kinds",
+                f"unknown event kind(s) {sorted(unknown)}: valid kinds are {valid}",
+            )
         if dedupe_window_ms <= 0:
-            raise ValueError(f"the dedupe window must be positive, got {dedupe_window_ms} ms")
+            raise PolicyError(
+                "dedupe_window_ms", f"the dedupe window must be positive, got {dedupe_window_ms} ms"
+            )
         sources = DEFAULT_ORDERED_SOURCES if ordered_sources is None else frozenset(ordered_sources)
+        unknown_sources = sources - KNOWN_SOURCES
+        if unknown_sources:
+            valid = ", ".join(sorted(KNOWN_SOURCES))
+            raise PolicyError(
+                "ordered_sources",
+                f"unknown source(s) {sorted(unknown_sources)}: valid sources are {valid}",
+            )
         return cls(order_named(ordering), kinds, sources, dedupe_window_ms)
 
     def trust_for(self, source: str) -> Trust:

@@ -422,3 +422,17 @@ def test_unknown_admit_kind_from_the_variable_is_refused_too() -> None:
 def test_admit_kinds_are_resolved_from_a_comma_separated_list() -> None:
     config = print_config(["worker", *BROKER, "--admit-kinds", " removed , created "])
     assert config["admit_kinds"] == ["created", "removed"]
+
+
+def test_unknown_ordered_source_exits_2_naming_the_option_and_the_valid_sources() -> None:
+    args = ["worker", *BROKER, "--print-config", "--ordered-sources", "s3,gs"]
+    done = run_cli(*args, stdin=b"")
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert_one_error_line(done.stderr, "--ordered-sources", "'gs'", "gcs", "azure", "minio")
+
+
+def test_ordered_sources_accept_every_provider() -> None:
+    args = ["worker", *BROKER, "--print-config", "--ordered-sources", "s3,azure,gcs,minio"]
+    done = run_cli(*args, stdin=b"")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["ordered_sources"] == ["azure", "gcs", "minio", "s3"]
