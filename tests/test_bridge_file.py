@@ -351,7 +351,7 @@ class Patched(publisher.EventPublisher):
         super().flush({FLUSH!r})
 
 
-cli.EventPublisher = Patched
+cli.bridge.EventPublisher = Patched
 cli.main()
 """
 

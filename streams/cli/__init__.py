@@ -1,0 +1,24 @@
+"""The `seqgate` command line (DESIGN §7).
+
+Configuration precedence: command-line flags, then `SEQGATE_*` environment
+variables, then the optional YAML file given with `--config`, then defaults.
+
+One module per group of commands: `app` (the group and the config file),
+`options` (shared options), `offline` (topics, parse), `bridge` (file, sqs,
+kafka), `bridge_http` (http), `worker` (worker, verify, demo); `broker` comes
+from `streams.devbroker.cli`.
+"""
+
+from __future__ import annotations
+
+from streams.cli import bridge, bridge_http, offline, worker  # noqa: F401  (register commands)
+from streams.cli.app import cli
+from streams.devbroker.cli import broker
+
+cli.add_command(broker)
+
+__all__ = ["cli", "main"]
+
+
+def main() -> None:
+    cli(prog_name="seqgate")

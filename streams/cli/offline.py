@@ -1,0 +1,147 @@
+"""`seqgate topics create` and `seqgate parse`."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from connectors.errors import Rejection, RejectReason
+from connectors.file_source import RawMessage, read_messages
+from connectors.normalize import normalize
+from connectors.results import describe
+from schemas.records import ObjectEvent
+from streams.cli.app import cli
+from streams.cli.options import (
+    application_option,
+    bootstrap_option,
+    setting,
+    topic_options,
+)
+from streams.errors import CliError
+from streams.kafka_clients import client_config
+from streams.ordering import PositionOrder, order_named
+
+# ---- topics ------------------------------------------------------------------------------------
+
+
+@cli.group()
+def topics() -> None:
+    """Manage the pipeline's topics.
+
+    \b
+    Example:
+      seqgate topics create --bootstrap-servers 127.0.0.1:9092
+    """
+
+
+@topics.command("create")
+@bootstrap_option
+@topic_options
+@application_option
+@setting(
+    "--partitions",
+    "SEQGATE_PARTITIONS",
+    default=6,
+    type=click.IntRange(1, 10_000),
+    help="Partitions of every topic (the changelog must match the input).",
+)
+@setting(
+    "--replication-factor",
+    "SEQGATE_REPLICATION_FACTOR",
+    default=1,
+    type=click.IntRange(1, 32),
+)
+@click.option(
+    "--source-topic",
+    "source_topics",
+    multiple=True,
+    metavar="TOPIC",
+    help="Also create this topic of raw notifications for `bridge kafka --from` (repeatable).",
+)
+def topics_create(
+    bootstrap_servers: str,
+    input_topic: str,
+    outbox_topic: str,
+    rejected_topic: str,
+    application_id: str,
+    partitions: int,
+    replication_factor: int,
+    source_topics: tuple[str, ...],
+) -> None:
+    """Create the input, outbox, dead-letter and changelog topics (idempotent).
+
+    \b
+    Example:
+      seqgate topics create --bootstrap-servers 127.0.0.1:9092 --partitions 6 \\
+        --source-topic minio-events
+    """
+    from confluent_kafka.admin import AdminClient
+
+    from streams.topics import TopicSpec, create_topics, pipeline_topics
+
+    specs = pipeline_topics(
+        input_topic=input_topic,
+        outbox_topic=outbox_topic,
+        rejected_topic=rejected_topic,
+        application_id=application_id,
+        partitions=partitions,
+    ) + [TopicSpec(name, partitions) for name in source_topics]
+    admin = AdminClient(client_config(bootstrap_servers))
+    try:
+        result = create_topics(admin, specs, replication_factor)
+    except ValueError as error:
+        raise CliError(str(error)) from error
+    for name, status in result.items():
+        click.echo(f"{name}\t{status}")
+
+
+# ---- parse -------------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("files", nargs=-1, required=True)
+@setting(
+    "--ordering",
+    "SEQGATE_ORDERING",
+    type=click.Choice(["aws", "numeric"]),
+    default="aws",
+    help="Check each position as the worker would under this ordering.",
+)
+@click.option("--jsonl", is_flag=True, help="Read one document per line (default: by content).")
+def parse(files: tuple[str, ...], ordering: str, jsonl: bool) -> None:
+    """Normalize notifications offline and print one JSON line per record.
+
+    Lines come in input order: {"status": "event", <ObjectEvent fields>},
+    {"status": "ignored", "reason": ...} or {"status": "rejected", "reason":
+    <code>, "message": ..., "record_index": <n>}. Exits 0 whatever the records
+    held, 2 when an input cannot be read. FILE is a JSON document or JSON
+    Lines; - reads stdin.
+
+    \b
+    Example:
+      seqgate parse notifications/guide.jsonl
+      aws sqs receive-message --queue-url "$Q" | seqgate parse -
+    """
+    order = order_named(ordering)
+    for path in files:
+        for message in _read(path, jsonl):
+            for item in normalize(message.raw, message.origin).items:
+                if isinstance(item, ObjectEvent) and item.position is not None:
+                    item = _checked_position(item, order)
+                click.echo(json.dumps(describe(item, message.origin), sort_keys=True))
+
+
+def _checked_position(event: ObjectEvent, order: PositionOrder) -> ObjectEvent | Rejection:
+    try:
+        order.canonical(event.position or "")
+    except ValueError as error:
+        return Rejection(RejectReason.INVALID_SEQUENCER, f"{event.id}: {error}")
+    return event
+
+
+def _read(path: str, jsonl: bool = False) -> list[RawMessage]:
+    try:
+        return list(read_messages(path, jsonl=jsonl))
+    except OSError as error:
+        raise CliError(f"{path}: cannot read it ({error.strerror})") from error

@@ -1,0 +1,229 @@
+"""Options shared by the `seqgate` commands, and how they become typed settings."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from connectors.filters import EventFilter, FilterError
+from streams.errors import CliError
+from streams.policy import (
+    DEFAULT_ADMITTED_KINDS,
+    DEFAULT_DEDUPE_WINDOW_MS,
+    DEFAULT_ORDERED_SOURCES,
+    Policy,
+    PolicyError,
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def setting(flag: str, envvar: str, **kwargs: Any) -> Callable[[F], F]:
+    """An option that can also come from a SEQGATE_* variable, both shown in --help."""
+    return click.option(flag, envvar=envvar, show_envvar=True, show_default=True, **kwargs)
+
+
+# ---- shared options ------------------------------------------------------------------------------
+
+
+def bootstrap_option(func: F) -> F:
+    return click.option(
+        "--bootstrap-servers",
+        envvar=["SEQGATE_BOOTSTRAP_SERVERS", "KAFKA_BOOTSTRAP_SERVERS"],
+        show_envvar=True,
+        required=True,
+        help="Kafka bootstrap address, host:port[,host:port]."
+        " Falls back to KAFKA_BOOTSTRAP_SERVERS.",
+    )(func)
+
+
+def topic_options(func: F) -> F:
+    func = setting(
+        "--rejected-topic",
+        "SEQGATE_REJECTED_TOPIC",
+        default="object-events.rejected",
+        help="Dead-letter topic.",
+    )(func)
+    func = setting(
+        "--outbox-topic",
+        "SEQGATE_OUTBOX_TOPIC",
+        default="object-events.outbox",
+        help="Topic of accepted events.",
+    )(func)
+    return setting(
+        "--input-topic",
+        "SEQGATE_INPUT_TOPIC",
+        default="object-events",
+        help="Topic of normalized events (keyed by object identity).",
+    )(func)
+
+
+def application_option(func: F) -> F:
+    return setting(
+        "--application-id",
+        "SEQGATE_APPLICATION_ID",
+        default="seqgate",
+        help="Consumer group of the workers and prefix of the changelog topic.",
+    )(func)
+
+
+def policy_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The decision policy's options; the command receives one `policy: Policy`."""
+
+    @functools.wraps(func)
+    def with_policy(
+        *args: Any,
+        ordering: str,
+        admit_kinds: str,
+        ordered_sources: str,
+        dedupe_window_ms: int,
+        **kwargs: Any,
+    ) -> Any:
+        kwargs["policy"] = build_policy(ordering, admit_kinds, ordered_sources, dedupe_window_ms)
+        return func(*args, **kwargs)
+
+    options = [
+        setting(
+            "--ordering",
+            "SEQGATE_ORDERING",
+            type=click.Choice(["aws", "numeric"]),
+            default="aws",
+            help="How S3 sequencers compare: aws (right-pad with 0, AWS's documented rule)"
+            " or numeric (hex value, the guide's rule).",
+        ),
+        setting(
+            "--admit-kinds",
+            "SEQGATE_ADMIT_KINDS",
+            default=",".join(sorted(DEFAULT_ADMITTED_KINDS)),
+            help="Comma-separated event kinds that may be accepted (created, removed,"
+            " version_removed, ...: docs/kinds.md); other kinds are counted as filtered.",
+        ),
+        setting(
+            "--ordered-sources",
+            "SEQGATE_ORDERED_SOURCES",
+            default=",".join(sorted(DEFAULT_ORDERED_SOURCES)),
+            help="Sources whose positions order an object's writes; the others are"
+            " dedupe-only (add minio for a single-node MinIO).",
+        ),
+        setting(
+            "--dedupe-window-ms",
+            "SEQGATE_DEDUPE_WINDOW_MS",
+            default=DEFAULT_DEDUPE_WINDOW_MS,
+            type=click.IntRange(1, None),
+            help="How long (in input record time) an accepted event id of a dedupe-only"
+            " source suppresses its redeliveries.",
+        ),
+    ]
+    wrapped: Callable[..., Any] = with_policy
+    for option in reversed(options):
+        wrapped = option(wrapped)
+    return wrapped
+
+
+def _names(text: str) -> list[str]:
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
+def build_policy(
+    ordering: str,
+    admit_kinds: str,
+    ordered_sources: str = ",".join(sorted(DEFAULT_ORDERED_SOURCES)),
+    dedupe_window_ms: int = DEFAULT_DEDUPE_WINDOW_MS,
+) -> Policy:
+    try:
+        return Policy.build(
+            ordering,
+            _names(admit_kinds),
+            ordered_sources=_names(ordered_sources),
+            dedupe_window_ms=dedupe_window_ms,
+        )
+    except PolicyError as error:
+        option = _POLICY_OPTIONS.get(error.setting, error.setting)
+        raise CliError(f"{option}: {error}") from error
+
+
+_POLICY_OPTIONS = {
+    "admitted_kinds": "--admit-kinds",
+    "ordered_sources": "--ordered-sources",
+    "dedupe_window_ms": "--dedupe-window-ms",
+}
+
+
+class _CommaList(click.ParamType):  # type: ignore[type-arg,unused-ignore]  # generic in click 8.2+
+    """Text items of a repeatable option; its variable separates them with commas."""
+
+    name = "TEXT"
+    envvar_list_splitter = ","
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        return str(value)
+
+
+def filter_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The bridge's event filter options; the command receives one `event_filter`."""
+
+    @functools.wraps(func)
+    def with_filter(
+        *args: Any,
+        bucket: tuple[str, ...],
+        include_prefix: tuple[str, ...],
+        exclude_prefix: tuple[str, ...],
+        **kwargs: Any,
+    ) -> Any:
+        kwargs["event_filter"] = build_filter(bucket, include_prefix, exclude_prefix)
+        return func(*args, **kwargs)
+
+    options = [
+        setting(
+            "--bucket",
+            "SEQGATE_BUCKETS",
+            type=_CommaList(),
+            multiple=True,
+            help="Publish only events of these buckets (exact names; repeat the option or"
+            " separate with commas). Default: every bucket.",
+        ),
+        setting(
+            "--include-prefix",
+            "SEQGATE_INCLUDE_PREFIXES",
+            type=_CommaList(),
+            multiple=True,
+            help="Publish only events whose decoded key starts with one of these literal"
+            " prefixes (no wildcards; repeat or separate with commas). Default: every key.",
+        ),
+        setting(
+            "--exclude-prefix",
+            "SEQGATE_EXCLUDE_PREFIXES",
+            type=_CommaList(),
+            multiple=True,
+            help="Never publish events whose decoded key starts with one of these literal"
+            " prefixes (wins over --include-prefix; e.g. where generated output is written)."
+            " Filtered events are counted, not published nor dead-lettered.",
+        ),
+    ]
+    wrapped: Callable[..., Any] = with_filter
+    for option in reversed(options):
+        wrapped = option(wrapped)
+    return wrapped
+
+
+def _items(values: tuple[str, ...] | list[str] | str | None) -> list[str]:
+    """Flag values, each possibly a comma list; a config file may give a list or a string."""
+    if values is None:
+        return []
+    if isinstance(values, str):
+        values = [values]
+    return [item.strip() for value in values for item in str(value).split(",") if item.strip()]
+
+
+def build_filter(
+    buckets: tuple[str, ...], include_prefixes: tuple[str, ...], exclude_prefixes: tuple[str, ...]
+) -> EventFilter:
+    try:
+        return EventFilter.build(
+            _items(buckets), _items(include_prefixes), _items(exclude_prefixes)
+        )
+    except FilterError as error:
+        raise CliError(str(error)) from error
