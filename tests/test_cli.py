@@ -436,3 +436,34 @@ def test_ordered_sources_accept_every_provider() -> None:
     done = run_cli(*args, stdin=b"")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["ordered_sources"] == ["azure", "gcs", "minio", "s3"]
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.mark.parametrize(
+    ("provider", "fixture", "extra"),
+    [
+        ("cloudinary", "cloudinary/upload.json", ["--cloud-name", "demo"]),
+        ("appwrite", "appwrite/file_create.json", []),
+        ("b2", "b2/object_created_upload.json", []),
+    ],
+)
+def test_parse_reads_a_named_providers_body(provider: str, fixture: str, extra: list[str]) -> None:
+    path = FIXTURES / fixture
+    if provider == "appwrite":
+        document = json.loads(path.read_text())
+        extra = [
+            "--appwrite-events",
+            f"buckets.{document['bucketId']}.files.{document['$id']}.create",
+        ]
+    done = run_cli("parse", "--provider", provider, *extra, str(path))
+    assert done.returncode == 0, done.stderr
+    (line,) = [json.loads(text) for text in done.stdout.splitlines()]
+    assert (line["status"], line["source"], line["kind"]) == ("event", provider, "created")
+
+
+def test_parse_of_a_cloudinary_body_without_its_cloud_is_one_error_line() -> None:
+    done = run_cli("parse", "--provider", "cloudinary", str(FIXTURES / "cloudinary/upload.json"))
+    assert done.returncode == 2
+    assert_one_error_line(done.stderr, "--cloud-name", "cloud name")

@@ -8,7 +8,8 @@ import click
 
 from connectors.errors import Rejection, RejectReason
 from connectors.file_source import RawMessage, read_messages
-from connectors.normalize import normalize
+from connectors.normalize import normalize, normalize_with
+from connectors.providers import PROVIDERS, provider_parser
 from connectors.results import describe
 from schemas.records import ObjectEvent
 from streams.cli.app import cli
@@ -109,7 +110,26 @@ def topics_create(
     help="Check each position as the worker would under this ordering.",
 )
 @click.option("--jsonl", is_flag=True, help="Read one document per line (default: by content).")
-def parse(files: tuple[str, ...], ordering: str, jsonl: bool) -> None:
+@click.option(
+    "--provider",
+    type=click.Choice(["auto", *PROVIDERS]),
+    default="auto",
+    help="Read every body with this provider's parser (default: recognize each by shape;"
+    " Cloudinary and Appwrite bodies must be named).",
+)
+@click.option("--cloud-name", help="With --provider cloudinary: the cloud the body came from.")
+@click.option(
+    "--appwrite-events",
+    help="With --provider appwrite: the X-Appwrite-Webhook-Events header that came with it.",
+)
+def parse(
+    files: tuple[str, ...],
+    ordering: str,
+    jsonl: bool,
+    provider: str,
+    cloud_name: str | None,
+    appwrite_events: str | None,
+) -> None:
     """Normalize notifications offline and print one JSON line per record.
 
     Lines come in input order: {"status": "event", <ObjectEvent fields>},
@@ -122,11 +142,24 @@ def parse(files: tuple[str, ...], ordering: str, jsonl: bool) -> None:
     Example:
       seqgate parse notifications/guide.jsonl
       aws sqs receive-message --queue-url "$Q" | seqgate parse -
+      seqgate parse --provider cloudinary --cloud-name demo upload.json
     """
     order = order_named(ordering)
+    parser = None
+    if provider != "auto":
+        try:
+            parser = provider_parser(
+                provider, cloud_name=cloud_name, appwrite_events=appwrite_events
+            )
+        except ValueError as error:
+            raise CliError(f"--cloud-name: {error}") from error
     for path in files:
         for message in _read(path, jsonl):
-            for item in normalize(message.raw, message.origin).items:
+            if parser is None:
+                result = normalize(message.raw, message.origin)
+            else:
+                result = normalize_with(message.raw, message.origin, parser)
+            for item in result.items:
                 if isinstance(item, ObjectEvent) and item.position is not None:
                     item = _checked_position(item, order)
                 click.echo(json.dumps(describe(item, message.origin), sort_keys=True))
