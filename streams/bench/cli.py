@@ -1,0 +1,144 @@
+"""`seqgate bench`: the benchmark command (registered by streams/cli.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from streams.bench.workload import WorkloadSpec
+
+_QUICK = {"events": 20_000, "identities": 2_000, "latency_seconds": 5.0, "sqlite_events": 5_000}
+_FULL = {
+    "events": 1_000_000,
+    "identities": 100_000,
+    "latency_seconds": 20.0,
+    "sqlite_events": 50_000,
+}
+
+
+@click.command("bench")
+@click.option(
+    "--bootstrap-servers",
+    envvar=["SEQGATE_BOOTSTRAP_SERVERS", "KAFKA_BOOTSTRAP_SERVERS"],
+    show_envvar=True,
+    default=None,
+    help="Broker to measure against; without one a private broker is started.",
+)
+@click.option("--events", type=click.IntRange(min=1), default=None, help="N (default 1,000,000).")
+@click.option("--identities", type=click.IntRange(min=1), default=None, help="K (default 100,000).")
+@click.option("--partitions", type=click.IntRange(min=1), default=6, show_default=True)
+@click.option(
+    "--redelivery-rate", type=click.FloatRange(0, 1, max_open=True), default=0.2, show_default=True
+)
+@click.option("--reorder-rate", type=click.FloatRange(0, 1), default=0.2, show_default=True)
+@click.option("--seed", type=int, default=7, show_default=True, help="Workload seed.")
+@click.option("--commit-every", type=click.IntRange(min=1), default=2000, show_default=True)
+@click.option("--commit-interval-ms", type=click.IntRange(min=1), default=100, show_default=True)
+@click.option("--batch-size", type=click.IntRange(min=1), default=500, show_default=True)
+@click.option(
+    "--sqlite-events",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Events for the SQLite reference: a prefix of the workload (default 50,000; quick 5,000).",
+)
+@click.option(
+    "--bridge-events",
+    type=click.IntRange(min=1),
+    default=200_000,
+    show_default=True,
+    help="Raw notifications for the bridge stage: a prefix of the workload.",
+)
+@click.option(
+    "--latency-seconds",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Duration of the latency stage's offered load (default 20; quick 5).",
+)
+@click.option(
+    "--rss-budget-mb",
+    type=click.IntRange(min=1),
+    default=512,
+    show_default=True,
+    help="The worker's peak RSS above this is reported as a miss.",
+)
+@click.option("--profile", is_flag=True, help="Also run the Worker under cProfile (not timed).")
+@click.option("--keep-topics", is_flag=True, help="Do not delete the benchmark's topics.")
+@click.option("--quick", is_flag=True, help="Small N/K (20,000 / 2,000): under a minute, for CI.")
+@click.option(
+    "--report",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("bench-report.json"),
+    show_default=True,
+)
+@click.option(
+    "--chart",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("bench-chart.png"),
+    show_default=True,
+)
+def bench(
+    bootstrap_servers: str | None,
+    events: int | None,
+    identities: int | None,
+    partitions: int,
+    redelivery_rate: float,
+    reorder_rate: float,
+    seed: int,
+    commit_every: int,
+    commit_interval_ms: int,
+    batch_size: int,
+    sqlite_events: int | None,
+    bridge_events: int,
+    latency_seconds: float | None,
+    rss_budget_mb: int,
+    profile: bool,
+    keep_topics: bool,
+    quick: bool,
+    report: Path,
+    chart: Path,
+) -> None:
+    """Measure the processor against its limit, the guide's SQLite reference,
+    latency, restore and the bridge, in one run; print a table, write a JSON
+    report and a PNG chart. Targets are reported as pass/miss, never as a failure.
+
+    \b
+    Example:
+      seqgate bench --quick
+      seqgate bench --events 200000 --identities 20000 --report r.json --chart r.png
+    """
+    from streams.bench.chart import draw
+    from streams.bench.report import as_json, table
+    from streams.bench.runner import BenchSettings, broker, run_bench
+
+    defaults = _QUICK if quick else _FULL
+    try:
+        spec = WorkloadSpec(
+            events=events or int(defaults["events"]),
+            identities=identities or int(defaults["identities"]),
+            partitions=partitions,
+            redelivery_rate=redelivery_rate,
+            reorder_rate=reorder_rate,
+            seed=seed,
+        )
+    except ValueError as error:
+        raise click.UsageError(str(error)) from error
+    settings = BenchSettings(
+        spec=spec,
+        commit_every=commit_every,
+        commit_interval_ms=commit_interval_ms,
+        batch_size=batch_size,
+        sqlite_events=sqlite_events or int(defaults["sqlite_events"]),
+        bridge_events=bridge_events,
+        latency_seconds=latency_seconds or defaults["latency_seconds"],
+        rss_budget_mb=rss_budget_mb,
+        profile=profile,
+        keep_topics=keep_topics,
+    )
+    with broker(bootstrap_servers) as (bootstrap, kafka_version):
+        result = run_bench(settings, bootstrap, kafka_version)
+    click.echo(table(result.figures))
+    report.write_text(json.dumps(as_json(result.figures), indent=2) + "\n")
+    draw(result.figures, result.latencies_ms, chart)
+    click.echo(f"report: {report}  chart: {chart}")

@@ -1,0 +1,272 @@
+"""The benchmark's figures, ratios and target verdicts: pure (no I/O, no clock).
+
+Targets are reported as pass / miss and never fail the command.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+LIMIT_SHARE = 0.5  # processor >= 0.5 x limit
+SQLITE_FACTOR = 15.0  # processor >= 15 x the guide's SQLite reference
+RESTORE_SHARE = 0.5  # restore >= 0.5 x raw changelog consume
+BRIDGE_SHARE = 0.5  # bridge >= 0.5 x raw produce
+LATENCY_MARGIN_MS = 100.0  # p99 <= commit interval + 100 ms
+
+
+@dataclass(frozen=True, slots=True)
+class Throughput:
+    """`records` handled in `seconds`."""
+
+    records: int
+    seconds: float
+
+    @property
+    def rate(self) -> float:
+        return self.records / self.seconds if self.seconds > 0 else 0.0
+
+    def as_dict(self) -> dict[str, float]:
+        return {"records": self.records, "seconds": round(self.seconds, 4), "rate": self.rate}
+
+
+@dataclass(frozen=True, slots=True)
+class LatencySummary:
+    offered_rate: float
+    achieved_rate: float
+    samples: int
+    expected: int
+    p50_ms: float
+    p99_ms: float
+    max_ms: float
+
+    @classmethod
+    def of(
+        cls, offered: float, achieved: float, expected: int, latencies_ms: Sequence[float]
+    ) -> LatencySummary:
+        ordered = sorted(latencies_ms)
+        return cls(
+            offered,
+            achieved,
+            len(ordered),
+            expected,
+            percentile(ordered, 50),
+            percentile(ordered, 99),
+            ordered[-1] if ordered else math.nan,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    name: str
+    measured: float
+    bound: float
+    higher_is_better: bool
+    unit: str
+
+    @property
+    def passed(self) -> bool:
+        if math.isnan(self.measured):
+            return False
+        if self.higher_is_better:
+            return self.measured >= self.bound
+        return self.measured <= self.bound
+
+    @property
+    def verdict(self) -> str:
+        return "pass" if self.passed else "miss"
+
+    def describe(self) -> str:
+        relation = ">=" if self.higher_is_better else "<="
+        return f"{_num(self.measured)}{self.unit} {relation} {_num(self.bound)}{self.unit}"
+
+
+@dataclass
+class BenchFigures:
+    """Every measured figure of one run."""
+
+    workload: dict[str, Any]
+    settings: dict[str, Any]
+    limit: Throughput
+    processor: Throughput
+    processor_peak_rss_bytes: int
+    processor_outcomes: dict[str, int]
+    sqlite: Throughput
+    latency: LatencySummary
+    restore: Throughput
+    restored_watermarks: int
+    raw_changelog: Throughput
+    bridge: Throughput
+    raw_produce: Throughput
+    rss_budget_bytes: int
+    # The same restore with the worker's restore-consumer settings (fetch.wait.max.ms 500).
+    restore_worker_config: Throughput = Throughput(0, 0.0)
+    environment: dict[str, Any] = field(default_factory=dict)
+    profile: list[dict[str, Any]] = field(default_factory=list)
+
+
+def percentile(ordered: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile of an ascending sequence (NaN when empty)."""
+    if not ordered:
+        return math.nan
+    rank = max(1, math.ceil(q / 100 * len(ordered)))
+    return float(ordered[min(rank, len(ordered)) - 1])
+
+
+def ratio(a: float, b: float) -> float:
+    return a / b if b > 0 else math.nan
+
+
+def ratios(figures: BenchFigures) -> dict[str, float]:
+    return {
+        "processor/limit": ratio(figures.processor.rate, figures.limit.rate),
+        "processor/sqlite": ratio(figures.processor.rate, figures.sqlite.rate),
+        "restore/raw": ratio(figures.restore.rate, figures.raw_changelog.rate),
+        "bridge/raw": ratio(figures.bridge.rate, figures.raw_produce.rate),
+    }
+
+
+def targets(figures: BenchFigures) -> list[Target]:
+    r = ratios(figures)
+    interval = float(figures.settings["commit_interval_ms"])
+    return [
+        Target("processor >= 0.5 x limit", r["processor/limit"], LIMIT_SHARE, True, "x"),
+        Target("processor >= 15 x sqlite", r["processor/sqlite"], SQLITE_FACTOR, True, "x"),
+        Target(
+            "p99 <= commit interval + 100 ms",
+            figures.latency.p99_ms,
+            interval + LATENCY_MARGIN_MS,
+            False,
+            " ms",
+        ),
+        Target("restore >= 0.5 x raw consume", r["restore/raw"], RESTORE_SHARE, True, "x"),
+        Target("bridge >= 0.5 x raw produce", r["bridge/raw"], BRIDGE_SHARE, True, "x"),
+        Target(
+            f"worker peak RSS bounded ({figures.workload['identities']:,} identities)",
+            figures.processor_peak_rss_bytes / 2**20,
+            figures.rss_budget_bytes / 2**20,
+            False,
+            " MiB",
+        ),
+    ]
+
+
+def outcomes_match(figures: BenchFigures) -> bool:
+    """The worker's committed outcomes equal the workload's expected ones."""
+    expected: dict[str, int] = figures.workload["expected"]
+    return all(figures.processor_outcomes.get(name, 0) == n for name, n in expected.items())
+
+
+def _num(value: float) -> str:
+    if math.isnan(value):
+        return "n/a"
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.2f}"
+
+
+def _stage_row(name: str, t: Throughput, note: str = "") -> tuple[str, str, str]:
+    return (name, f"{t.rate:,.0f} ev/s", f"{t.records:,} in {t.seconds:.2f} s{note}")
+
+
+def table(figures: BenchFigures) -> str:
+    """The human-readable report: figures, ratios, target verdicts."""
+    r = ratios(figures)
+    lat = figures.latency
+    rows: list[tuple[str, str, str]] = [
+        _stage_row("limit (transactional pass-through)", figures.limit),
+        _stage_row("processor (Worker)", figures.processor),
+        _stage_row("sqlite reference (guide)", figures.sqlite),
+        _stage_row("restore (restore_partition)", figures.restore),
+        _stage_row("raw changelog consume", figures.raw_changelog),
+        _stage_row("restore, worker's consumer settings", figures.restore_worker_config),
+        _stage_row("bridge (normalize + publish)", figures.bridge),
+        _stage_row("raw produce", figures.raw_produce),
+        (
+            "latency p50 / p99 / max",
+            f"{_num(lat.p50_ms)} / {_num(lat.p99_ms)} / {_num(lat.max_ms)} ms",
+            f"{lat.samples:,}/{lat.expected:,} events at {lat.achieved_rate:,.0f} ev/s"
+            f" (offered {lat.offered_rate:,.0f})",
+        ),
+        (
+            "worker peak RSS",
+            f"{figures.processor_peak_rss_bytes / 2**20:,.0f} MiB",
+            f"{figures.workload['identities']:,} identities",
+        ),
+        ("restored watermarks", f"{figures.restored_watermarks:,}", "= identities"),
+        (
+            "processor outcomes = workload",
+            "yes" if outcomes_match(figures) else "NO",
+            ", ".join(f"{k} {v:,}" for k, v in figures.processor_outcomes.items() if v),
+        ),
+    ]
+    rows += [(f"ratio {name}", f"{_num(value)}x", "") for name, value in r.items()]
+    rows += [(f"target {t.name}", t.verdict, t.describe()) for t in targets(figures)]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    lines = [
+        "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows
+    ]
+    if figures.profile:
+        lines.append("")
+        lines.append("worker profile (cProfile, by own time):")
+        lines += [
+            f"  {p['tottime_s']:7.2f} s own  {p['cumtime_s']:7.2f} s cum  {p['ncalls']:>10}"
+            f"  {p['function']}"
+            for p in figures.profile
+        ]
+    return "\n".join(lines)
+
+
+def _clean(value: Any) -> Any:
+    """NaN is not JSON: write null."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    return value
+
+
+def as_json(figures: BenchFigures) -> dict[str, Any]:
+    stages = {
+        name: getattr(figures, name).as_dict()
+        for name in (
+            "limit",
+            "processor",
+            "sqlite",
+            "restore",
+            "raw_changelog",
+            "restore_worker_config",
+            "bridge",
+            "raw_produce",
+        )
+    }
+    document: dict[str, Any] = _clean(
+        {
+            "workload": figures.workload,
+            "settings": figures.settings,
+            "environment": figures.environment,
+            "stages": stages,
+            "latency": asdict(figures.latency),
+            "processor_peak_rss_bytes": figures.processor_peak_rss_bytes,
+            "processor_outcomes": figures.processor_outcomes,
+            "processor_outcomes_match_workload": outcomes_match(figures),
+            "restored_watermarks": figures.restored_watermarks,
+            "ratios": ratios(figures),
+            "targets": [
+                {
+                    "name": t.name,
+                    "measured": t.measured,
+                    "bound": t.bound,
+                    "unit": t.unit.strip(),
+                    "verdict": t.verdict,
+                }
+                for t in targets(figures)
+            ],
+            "profile": figures.profile,
+        }
+    )
+    return document

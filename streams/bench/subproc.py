@@ -1,0 +1,141 @@
+"""A measured stage in its own process: the pass-through limit or the real Worker.
+
+Run as ``python -m streams.bench.subproc '<json spec>'``. The process runs until
+``expect`` input records are committed (``expect`` 0: until its stdin closes),
+prints progress on stderr and one JSON line on stdout: the first-record and
+last-commit instants (its monotonic clock), the records committed, the number
+of commits, its peak RSS and, for the worker, the outcome counters. A separate
+process keeps the stage's peak RSS its own and its CPU apart from the bench's.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import json
+import resource
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from confluent_kafka import Message
+
+from streams.bench.limit import PassThroughConfig, StageClock, run_pass_through
+from streams.processor import Decision, Worker, WorkerConfig
+
+
+class _Progress:
+    def __init__(self, label: str, expect: int) -> None:
+        self._label = label
+        self._expect = expect
+        self._next = time.monotonic() + 2.0
+
+    def __call__(self, done: int) -> None:
+        now = time.monotonic()
+        if self._expect > 0 and now >= self._next:
+            self._next = now + 2.0
+            print(f"[bench] {self._label}: {done:,}/{self._expect:,} committed", file=sys.stderr)
+
+
+class TimedWorker(Worker):
+    """The real Worker, noting its first record and stopping after `expect` commits."""
+
+    def __init__(
+        self, config: WorkerConfig, clock: StageClock, expect: int, stop: threading.Event
+    ) -> None:
+        super().__init__(config, on_commit=self._committed)
+        self.clock = clock
+        self._expect = expect
+        self._stop = stop
+        self._progress = _Progress("processor", expect)
+
+    def _process(self, message: Message) -> None:
+        if self.clock.first_record is None:
+            self.clock.first_record = time.monotonic()
+        super()._process(message)
+
+    def _committed(self, decisions: list[Decision]) -> None:
+        clock = self.clock
+        clock.committed += len(decisions)
+        clock.commits += 1
+        clock.last_commit = time.monotonic()
+        self._progress(clock.committed)
+        if self._expect > 0 and clock.committed >= self._expect:
+            self._stop.set()
+
+
+def worker_config(spec: dict[str, Any]) -> WorkerConfig:
+    return WorkerConfig(
+        bootstrap_servers=spec["bootstrap_servers"],
+        state_dir=Path(spec["state_dir"]),
+        application_id=spec["application_id"],
+        instance_id="bench-0",
+        input_topic=spec["input_topic"],
+        outbox_topic=spec["outbox_topic"],
+        rejected_topic=spec["rejected_topic"],
+        commit_every=spec["commit_every"],
+        commit_interval_ms=spec["commit_interval_ms"],
+        batch_size=spec["batch_size"],
+    )
+
+
+def run(spec: dict[str, Any]) -> dict[str, Any]:
+    stop = threading.Event()
+    expect = int(spec["expect"])
+    if expect <= 0:
+
+        def stop_at_eof() -> None:
+            sys.stdin.buffer.read()
+            stop.set()
+
+        threading.Thread(target=stop_at_eof, daemon=True).start()
+    clock = StageClock()
+    profiler = cProfile.Profile() if spec.get("profile") else None
+    counters: dict[str, int] = {}
+    aborts = 0
+    if spec["mode"] == "limit":
+        config = PassThroughConfig(
+            bootstrap_servers=spec["bootstrap_servers"],
+            input_topic=spec["input_topic"],
+            output_topic=spec["output_topic"],
+            group_id=spec["application_id"],
+            transactional_id=f"{spec['application_id']}-limit",
+            batch_size=spec["batch_size"],
+            commit_every=spec["commit_every"],
+            commit_interval_ms=spec["commit_interval_ms"],
+        )
+        run_pass_through(config, stop, expect, clock)
+    else:
+        worker = TimedWorker(worker_config(spec), clock, expect, stop)
+        if profiler is not None:
+            profiler.enable()
+        try:
+            worker.run(stop)
+        finally:
+            if profiler is not None:
+                profiler.disable()
+                profiler.dump_stats(spec["profile"])
+        counters = worker.counters.totals()
+        aborts = worker.aborts
+    return {
+        "first_record": clock.first_record,
+        "last_commit": clock.last_commit,
+        "committed": clock.committed,
+        "commits": clock.commits,
+        "aborts": aborts,
+        "counters": counters,
+        # Linux reports ru_maxrss in KiB.
+        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+    }
+
+
+def main(argv: list[str]) -> int:
+    result = run(json.loads(argv[1]))
+    sys.stdout.write(json.dumps(result) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
