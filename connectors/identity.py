@@ -28,6 +28,8 @@ from typing import Final
 __all__ = [
     "S3_SCHEME",
     "event_identity",
+    "identity_partition",
+    "java_murmur2",
     "object_identity",
     "parse_identity",
     "scheme_of_source",
@@ -124,3 +126,39 @@ def sequencer_event_id(prefix: str, kind: str, identity: str, canonical_sequence
     """
     material = _ID_SEPARATOR.join([kind, identity, canonical_sequencer])
     return prefix + hashlib.sha256(material.encode("utf-8")).hexdigest()[:32]
+
+
+_MASK32 = 0xFFFFFFFF
+
+
+def java_murmur2(data: bytes) -> int:
+    """`org.apache.kafka.common.utils.Utils.murmur2` as a signed 32-bit Java int."""
+    m = 0x5BD1E995
+    length = len(data)
+    h = (0x9747B28C ^ length) & _MASK32
+    for i in range(0, length - length % 4, 4):
+        k = data[i] | (data[i + 1] << 8) | (data[i + 2] << 16) | (data[i + 3] << 24)
+        k = (k * m) & _MASK32
+        k ^= k >> 24
+        k = (k * m) & _MASK32
+        h = (h * m) & _MASK32
+        h ^= k
+    tail = length & ~3
+    remainder = length % 4
+    if remainder == 3:
+        h ^= data[tail + 2] << 16
+    if remainder >= 2:
+        h ^= data[tail + 1] << 8
+    if remainder >= 1:
+        h ^= data[tail]
+        h = (h * m) & _MASK32
+    h ^= h >> 13
+    h = (h * m) & _MASK32
+    h ^= h >> 15
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def identity_partition(identity: str, partitions: int) -> int:
+    """The input (and changelog) partition of an object: murmur2 of its identity, as the
+    bridge's producers (`partitioner=murmur2_random`) and the Java client place it."""
+    return (java_murmur2(identity.encode("utf-8")) & 0x7FFFFFFF) % partitions

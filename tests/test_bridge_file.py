@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka.admin import AdminClient
 
+from connectors.identity import java_murmur2
 from connectors.samples import s3_notification, s3_record, s3_test_event, to_bytes
 from schemas.codec import OBJECT_EVENT, REJECTED_RECORD, SINGLE_OBJECT_MAGIC
 from schemas.records import ObjectEvent, RejectedRecord
@@ -42,40 +43,10 @@ MALFORMED_LINE = b'{"Records": ['
 
 # ---- Java's partitioner --------------------------------------------------------------------------
 
-_MASK32 = 0xFFFFFFFF
-
-
-def java_murmur2(data: bytes) -> int:
-    """``org.apache.kafka.common.utils.Utils.murmur2``: a signed 32-bit Java int."""
-    m = 0x5BD1E995
-    r = 24
-    length = len(data)
-    h = (0x9747B28C ^ length) & _MASK32
-    for i in range(0, length - length % 4, 4):
-        k = data[i] | (data[i + 1] << 8) | (data[i + 2] << 16) | (data[i + 3] << 24)
-        k = (k * m) & _MASK32
-        k ^= k >> r  # Java `>>>`: k is kept unsigned here
-        k = (k * m) & _MASK32
-        h = (h * m) & _MASK32
-        h ^= k
-    tail = length & ~3
-    remainder = length % 4
-    if remainder == 3:
-        h ^= data[tail + 2] << 16
-    if remainder >= 2:
-        h ^= data[tail + 1] << 8
-    if remainder >= 1:
-        h ^= data[tail]
-        h = (h * m) & _MASK32
-    h ^= h >> 13
-    h = (h * m) & _MASK32
-    h ^= h >> 15
-    return h - (1 << 32) if h & 0x80000000 else h
-
 
 def java_partition(key: bytes, partitions: int) -> int:
     """The Java client's partition for a keyed record: toPositive(murmur2(key)) % n."""
-    return (java_murmur2(key) & 0x7FFFFFFF) % partitions
+    return (java_murmur2(key) & 0x7FFFFFFF) % partitions  # the product's, vector-tested below
 
 
 @pytest.mark.parametrize(

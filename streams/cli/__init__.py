@@ -5,14 +5,15 @@ variables, then the optional YAML file given with `--config`, then defaults.
 
 One module per group of commands: `app` (the group and the config file),
 `options` (shared options), `offline` (topics, parse), `bridge` (file, sqs,
-kafka), `bridge_http` (http), `worker` (worker, verify, demo); `broker`
-comes from `streams.devbroker.cli`, `bench` from `streams.bench.cli`.
+kafka), `bridge_http` (http), `worker` (worker, verify, demo), `operate` (reset,
+watermark, status); `broker` comes from `streams.devbroker.cli`, `bench` from
+`streams.bench.cli`.
 """
 
 from __future__ import annotations
 
 from streams.bench.cli import bench
-from streams.cli import bridge, bridge_http, offline, worker  # noqa: F401  (register commands)
+from streams.cli import bridge, bridge_http, offline, operate, worker  # noqa: F401  (register commands)
 from streams.cli.app import cli
 from streams.devbroker.cli import broker
 
