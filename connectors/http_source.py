@@ -43,6 +43,13 @@ summary only after Kafka acknowledged every record of the request; 503 when it
 did not (the provider retries; records Kafka did take are published again, at
 least once).
 
+Operations (no authentication, whatever routes are configured): ``GET /metrics``
+(Prometheus: records by outcome, dead letters and ignored records by reason,
+authentication failures by route, publish failures), ``GET /healthz`` (200 while
+the server runs, 503 once it is stopping) and ``GET /readyz`` (200 when the
+producer gets an answer from Kafka, else 503). They hold counts, never payloads
+nor secrets; where the webhook port is exposed publicly, block them at the proxy.
+
 Publishing: one :class:`EventPublisher` is shared. It is driven from a single
 worker thread, so the event loop never blocks. Requests that arrive while a
 flush is running are queued and submitted together, then one flush confirms
@@ -80,6 +87,7 @@ from connectors.sns_signature import (
     SnsVerifier,
 )
 from connectors.webhook_routes import WebhookRoutes, WebhookSettings, route_origin
+from streams.metrics import BridgeMetrics
 
 log = logging.getLogger(__name__)
 
@@ -221,6 +229,8 @@ class HttpBridge:
         self.tally = BridgeTally()
         self.stats = HttpStats()
         self.auth_failures: Counter[str] = Counter()
+        self.metrics = BridgeMetrics(self.tally.as_dict)
+        self.metrics.health.set_ready(True)
 
     # ---- the application
 
@@ -236,7 +246,31 @@ class HttpBridge:
             if route in handlers:
                 app.router.add_post(f"/{route}", handlers[route])
         WebhookRoutes(self.settings.webhooks, self, self.settings.clock).register(app)
+        app.router.add_get("/metrics", self._metrics)
+        app.router.add_get("/healthz", self._healthz)
+        app.router.add_get("/readyz", self._readyz)
         return app
+
+    # ---- operations (unauthenticated: counts only)
+
+    async def _metrics(self, request: web.Request) -> web.StreamResponse:
+        from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+        body = generate_latest(self.metrics.registry)
+        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+    async def _healthz(self, request: web.Request) -> web.StreamResponse:
+        self.metrics.health.beat()  # the event loop answers
+        alive, why = self.metrics.health.alive()
+        return web.Response(status=200 if alive else 503, text=why + "\n")
+
+    async def _readyz(self, request: web.Request) -> web.StreamResponse:
+        ready, why = self.metrics.health.ready()
+        if ready:
+            loop = asyncio.get_running_loop()
+            reachable = await loop.run_in_executor(None, self.publisher.publisher.reachable, 2.0)
+            ready, why = (True, "ready") if reachable else (False, "Kafka does not answer")
+        return web.Response(status=200 if ready else 503, text=why + "\n")
 
     # ---- handlers
 
@@ -336,12 +370,17 @@ class HttpBridge:
             await self.publisher.publish(result, raw, origin)
         except PublishError as error:
             self.stats.counts["publish_failures"] += 1
+            self.metrics.publish_failures.inc()
             log.warning(
                 "Kafka did not acknowledge the request: answering 503 so that the sender retries",
                 extra={"route": route, "error": str(error)},
             )
             return _json(503, {"error": "Kafka did not acknowledge the records; retry"})
         self.tally.add(result, filtered)
+        for rejection in result.rejections:
+            self.metrics.rejected.labels(str(rejection.reason)).inc()
+        for ignored in result.ignored:
+            self.metrics.ignored.labels(str(ignored.reason)).inc()
         return _json(
             200,
             {
@@ -367,6 +406,7 @@ class HttpBridge:
         """Count and log an authentication failure; answer 401 (missing) or 403 (wrong)."""
         self.stats.counts["auth_failures"] += 1
         self.auth_failures[route] += 1
+        self.metrics.auth_failures.labels(route).inc()
         log.warning(
             "refused an unauthenticated request: nothing written to Kafka",
             extra={"route": route, "status": status, "reason": reason},
@@ -416,6 +456,7 @@ async def serve(
         if on_listening is not None:
             on_listening(bound_host, bound_port)
         await stop.wait()
+        bridge.metrics.health.stop()  # /healthz and /readyz: 503 while draining
         started = time.monotonic()
         log.info("stopping: no new connections; draining requests in flight")
     finally:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from confluent_kafka import KafkaError, Message, Producer
+from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
 from connectors.identity import event_identity
 from connectors.results import ParseResult
@@ -133,6 +133,15 @@ class EventPublisher:
                 + "; ".join(sorted(set(errors))[:3])
                 + " — is the broker reachable? (--bootstrap-servers)"
             )
+
+    def reachable(self, timeout: float = 5.0) -> bool:
+        """Whether the producer gets an answer from the cluster (a metadata request);
+        for readiness probes."""
+        try:
+            self._producer.list_topics(timeout=timeout)
+        except KafkaException:
+            return False
+        return True
 
     def close(self) -> None:
         """Flush what is queued, then release the producer's connections and threads.

@@ -36,10 +36,18 @@ from typing import Any, Final, Generic, TypeVar, cast
 from fastavro import schemaless_reader, schemaless_writer
 from fastavro.schema import expand_schema, fingerprint, parse_schema, to_parsing_canonical_form
 
-from schemas.records import ObjectEvent, OutboxRecord, RejectedRecord, SeenEvent, Watermark
+from schemas.records import (
+    DecisionRecord,
+    ObjectEvent,
+    OutboxRecord,
+    RejectedRecord,
+    SeenEvent,
+    Watermark,
+)
 
 __all__ = [
     "CONFLUENT_MAGIC",
+    "DECISION_RECORD",
     "OBJECT_EVENT",
     "OUTBOX_RECORD",
     "REJECTED_RECORD",
@@ -73,6 +81,7 @@ SCHEMA_FILES: Final = (
     "rejected_record.avsc",
     "watermark.avsc",
     "seen_event.avsc",
+    "decision_record.avsc",
 )
 """The package's schema files, in load order: a schema may refer by name to the
 named types of the files before it (``outbox_record`` uses ``io.seqgate.ObjectEvent``)."""
@@ -386,6 +395,24 @@ def _seen_from_avro(d: dict[str, Any]) -> SeenEvent:
     return SeenEvent(*d.values())
 
 
+def _decision_to_avro(d: DecisionRecord) -> dict[str, Any]:
+    return {
+        "input_partition": _int32(d.input_partition, "input_partition"),
+        "input_offset": d.input_offset,
+        "identity": d.identity,
+        "event_id": d.event_id,
+        "position": d.position,
+        "kind": d.kind,
+        "outcome": d.outcome,
+        "reason": d.reason,
+        "previous_position": d.previous_position,
+    }
+
+
+def _decision_from_avro(d: dict[str, Any]) -> DecisionRecord:
+    return DecisionRecord(*d.values())
+
+
 def _check_fields(parsed: Any, record_type: type[Any]) -> None:
     """The contract: schema fields and dataclass fields agree, in order."""
     in_schema = [f["name"] for f in parsed["fields"]]
@@ -438,4 +465,11 @@ WATERMARK: Final = _codec(
 )
 SEEN_EVENT: Final = _codec(
     "seen_event.avsc", SeenEvent, _seen_to_avro, _seen_from_avro, SeenEvent.from_dict
+)
+DECISION_RECORD: Final = _codec(
+    "decision_record.avsc",
+    DecisionRecord,
+    _decision_to_avro,
+    _decision_from_avro,
+    DecisionRecord.from_dict,
 )

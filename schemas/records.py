@@ -129,3 +129,29 @@ class SeenEvent:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SeenEvent:
         return cls(**{name: data[name] for name in cls.__slots__})
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionRecord:
+    """One worker decision, as written to the optional audit topic.
+
+    One per input record, whatever its outcome, in the transaction that commits
+    it. No field depends on a clock or on the process (replays are byte-identical).
+    """
+
+    input_partition: int
+    input_offset: int
+    identity: str
+    event_id: str | None
+    position: str | None
+    kind: str | None
+    outcome: str
+    reason: str | None
+    previous_position: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> DecisionRecord:
+        return cls(**{name: data[name] for name in cls.__slots__})

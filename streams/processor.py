@@ -39,14 +39,17 @@ from confluent_kafka import (
 from connectors.errors import RejectReason
 from connectors.identity import event_identity
 from schemas.codec import OBJECT_EVENT, OUTBOX_RECORD, REJECTED_RECORD, CodecError
-from schemas.records import RejectedRecord
+from schemas.records import ObjectEvent, RejectedRecord
 from streams.accounting import OutcomeCounters
+from streams.audit import Decision as Decision  # re-exported: on_commit receives them
+from streams.audit import encode_decision, previous_position
 from streams.decider import InputPosition, decide_record, purgeable
 from streams.faults import FaultInjector, FaultPoint
 from streams.kafka_clients import client_config
 from streams.liveness import PartitionProgress, StallWatch, readable_partitions
+from streams.metrics import WorkerMetrics
 from streams.policy import Outcome, Policy, UndecidableEvent
-from streams.restore import restore_partition
+from streams.restore import restore_consumer_config, restore_partition
 from streams.state_store import (
     STREAM_TIME_KEY,
     PartitionStore,
@@ -80,6 +83,9 @@ class WorkerConfig:
     transaction_timeout_ms: int = 60_000
     stall_timeout_ms: int = 120_000
     kafka_timeout_s: float = 30.0
+    audit_topic: str | None = None  # every decision, in the outbox's transaction
+    metrics_host: str = "127.0.0.1"
+    metrics_port: int | None = None  # /metrics, /healthz, /readyz; 0 picks a free port
     extra_consumer_config: dict[str, str] = field(default_factory=dict)
     extra_producer_config: dict[str, str] = field(default_factory=dict)
 
@@ -90,19 +96,6 @@ class WorkerConfig:
     @property
     def transactional_id(self) -> str:
         return f"{self.application_id}-{self.instance_id}"
-
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """What the worker decided for one input record (reported after commit)."""
-
-    partition: int
-    offset: int
-    identity: str
-    position: str | None
-    outcome: Outcome
-    event_id: str | None
-    reason: str | None = None
 
 
 @dataclass
@@ -164,12 +157,21 @@ class Worker:
         self._pending = _PendingState()
         self._in_transaction = False
         self._fatal_error: KafkaError | None = None
+        # Before the clients: a port that cannot be bound leaves nothing to close.
+        self.metrics = WorkerMetrics(
+            config.instance_id, alive_timeout_s=config.stall_timeout_ms / 1000
+        )
+        if config.metrics_port is not None:
+            self.metrics.serve(config.metrics_host, config.metrics_port)
         self._consumer = Consumer(self._consumer_config())
-        self._restore_consumer = Consumer(self._restore_consumer_config())
+        self._restore_consumer = Consumer(
+            restore_consumer_config(config.bootstrap_servers, config.application_id)
+        )
         self._producer = Producer(self._producer_config())
         self.commits = 0
         self.aborts = 0
         self._stall = StallWatch(config.stall_timeout_ms / 1000, time.monotonic())
+        self._committed_offsets: dict[int, int] = {}  # next input offset per partition, committed
 
     # ---- configuration -------------------------------------------------------------------
 
@@ -188,21 +190,6 @@ class Worker:
                 "partition.assignment.strategy": "cooperative-sticky",
                 "enable.partition.eof": False,
                 **self.config.extra_consumer_config,
-            },
-        )
-
-    def _restore_consumer_config(self) -> dict[str, object]:
-        return client_config(
-            self.config.bootstrap_servers,
-            **{
-                "group.id": f"{self.config.application_id}-restore",
-                "isolation.level": "read_committed",
-                # A restore reads to the end and stops: librdkafka's default 500 ms
-                # fetch wait cost ~0.9 s per partition (measured by `seqgate bench`).
-                "fetch.wait.max.ms": 10,
-                "enable.auto.commit": False,
-                "enable.partition.eof": True,
-                "auto.offset.reset": "earliest",
             },
         )
 
@@ -259,6 +246,9 @@ class Worker:
                     self._stall.progressed(now)
                 elif self._stall.due(now):
                     self._check_not_stuck()
+                self.metrics.health.beat()
+                if not messages and not self._in_transaction:
+                    self.metrics.observe_lag(self._consumer, self._committed_offsets)
                 try:
                     for message in messages:
                         self._process(message)
@@ -311,7 +301,7 @@ class Worker:
         try:
             event = OBJECT_EVENT.decode(raw)
         except CodecError as codec_error:
-            self._dead_letter(message, RejectReason.UNDECODABLE_EVENT, str(codec_error))
+            self._dead_letter(message, RejectReason.UNDECODABLE_EVENT, str(codec_error), None)
             return
         key = message.key()
         identity = (
@@ -321,16 +311,13 @@ class Worker:
         # and produce byte-identical outbox records.
         record_time = message.timestamp()[1]
         at = InputPosition(partition, offset, record_time)
+        view = _OverlayView(pending.overlay, self._store(partition), partition)
+        audit = self.config.audit_topic is not None
+        previous = previous_position(view, identity) if audit else None
         try:
-            verdict = decide_record(
-                _OverlayView(pending.overlay, self._store(partition), partition),
-                event,
-                identity,
-                at,
-                self.config.policy,
-            )
+            verdict = decide_record(view, event, identity, at, self.config.policy)
         except UndecidableEvent as undecidable:
-            self._dead_letter(message, undecidable.reason, undecidable.message)
+            self._dead_letter(message, undecidable.reason, undecidable.message, event, previous)
             return
         for state_key, value in verdict.changes.items():
             pending.overlay.put(partition, state_key, value)
@@ -342,11 +329,23 @@ class Worker:
                 timestamp=record_time,
                 on_delivery=self._on_delivery,
             )
-        pending.counters.add(partition, verdict.outcome)
-        pending.decisions.append(
-            Decision(partition, offset, identity, event.position, verdict.outcome, event.id)
-        )
+        decision = Decision.of((partition, offset), identity, event, verdict.outcome)
+        self._decided(decision, record_time, previous)
         self._faults.reach(FaultPoint.AFTER_STATE_UPDATE)
+
+    def _decided(self, decision: Decision, record_time: int, previous: str | None) -> None:
+        """Count a decision of the open transaction and, with an audit topic, write it there."""
+        self._pending.counters.add(decision.partition, decision.outcome)
+        self._pending.decisions.append(decision)
+        if self.config.audit_topic is None:
+            return
+        self._producer.produce(
+            self.config.audit_topic,
+            key=decision.identity.encode("utf-8"),
+            value=encode_decision(decision, previous),
+            timestamp=record_time,
+            on_delivery=self._on_delivery,
+        )
 
     def _produce_changelog(self) -> None:
         """Write the transaction's state changes (last value per key) to the changelog,
@@ -371,7 +370,14 @@ class Worker:
                     on_delivery=self._on_changelog_delivery,
                 )
 
-    def _dead_letter(self, message: Message, reason: RejectReason, text: str) -> None:
+    def _dead_letter(
+        self,
+        message: Message,
+        reason: RejectReason,
+        text: str,
+        event: ObjectEvent | None,
+        previous: str | None = None,
+    ) -> None:
         partition, offset = coordinates(message)
         record = RejectedRecord(
             raw=message.value() or b"",
@@ -388,18 +394,9 @@ class Worker:
             on_delivery=self._on_delivery,
         )
         key = message.key()
-        self._pending.counters.add(partition, Outcome.REJECTED)
-        self._pending.decisions.append(
-            Decision(
-                partition,
-                offset,
-                key.decode("utf-8", "replace") if key else "",
-                None,
-                Outcome.REJECTED,
-                None,
-                reason.value,
-            )
-        )
+        identity = key.decode("utf-8", "replace") if key else ""
+        decision = Decision.of((partition, offset), identity, event, Outcome.REJECTED, reason.value)
+        self._decided(decision, message.timestamp()[1], previous)
 
     def _store(self, partition: int) -> PartitionStore:
         store = self._stores.get(partition)
@@ -445,6 +442,7 @@ class Worker:
         self._abort_and_rewind()
 
     def _commit(self) -> None:
+        started = time.monotonic()
         timeout = self.config.kafka_timeout_s
         pending = self._pending
         self._produce_changelog()
@@ -479,6 +477,9 @@ class Worker:
                 store.apply(changes, last + 1)
         self.counters.merge(pending.counters)
         self.commits += 1
+        self._committed_offsets.update(pending.next_offsets)
+        self.metrics.committed(pending.decisions, time.monotonic() - started)
+        self.metrics.observe_lag(self._consumer, self._committed_offsets)  # at most 1/s
         self._stall.progressed(time.monotonic())
         decisions = pending.decisions
         self._pending = _PendingState()
@@ -513,6 +514,7 @@ class Worker:
 
     def _abort_and_rewind(self) -> None:
         self.aborts += 1
+        self.metrics.aborts.inc()
         try:
             self._producer.abort_transaction(self.config.kafka_timeout_s)
         except KafkaException as error:
@@ -591,6 +593,7 @@ class Worker:
     # ---- rebalancing ---------------------------------------------------------------------------
 
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        self.metrics.restore_started(len(partitions))
         for tp in partitions:
             store = self._state_dir.open(tp.partition)
             self._stores[tp.partition] = store
@@ -600,8 +603,11 @@ class Worker:
                 tp.partition,
                 store,
                 timeout=self.config.kafka_timeout_s,
+                progress=self.metrics.restore_progress(),
             )
+            self.metrics.restore_finished()
             log.info("assigned", extra={"partition": tp.partition, "restored": restored})
+        self.metrics.partitions_assigned(len(self._stores))
         self._stall.progressed(time.monotonic())
 
     def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
@@ -626,12 +632,16 @@ class Worker:
         if aborted:
             self._abort_and_rewind()
         self._release(partitions)
+        self.metrics.health.set_ready(False, "partitions lost; rejoining the group")
 
     def _release(self, partitions: list[TopicPartition]) -> None:
         for tp in partitions:
+            self._committed_offsets.pop(tp.partition, None)
             store = self._stores.pop(tp.partition, None)
             if store is not None:
                 store.close()
+        self.metrics.forget(partitions)
+        self.metrics.partitions_assigned(len(self._stores))
 
     def _close(self, graceful: bool) -> None:
         if self._in_transaction:
@@ -652,3 +662,4 @@ class Worker:
             with contextlib.suppress(KafkaException):
                 self._flush(5 if graceful else 0)
             self._producer.close()
+            self.metrics.close()

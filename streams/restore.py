@@ -3,15 +3,36 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition
 
+from streams.kafka_clients import client_config
 from streams.state_store import PartitionStore
 
 log = logging.getLogger(__name__)
 
 _APPLY_EVERY = 10_000
+# A progress line (info) at most this often, and a final one per partition.
+_LOG_EVERY_S = 5.0
+
+
+def restore_consumer_config(bootstrap_servers: str, application_id: str) -> dict[str, object]:
+    """The worker's group-less, read_committed restore consumer."""
+    return client_config(
+        bootstrap_servers,
+        **{
+            "group.id": f"{application_id}-restore",
+            "isolation.level": "read_committed",
+            # A restore reads to the end and stops: librdkafka's default 500 ms
+            # fetch wait cost ~0.9 s per partition (measured by `seqgate bench`).
+            "fetch.wait.max.ms": 10,
+            "enable.auto.commit": False,
+            "enable.partition.eof": True,
+            "auto.offset.reset": "earliest",
+        },
+    )
 
 
 def restore_partition(
@@ -29,6 +50,11 @@ def restore_partition(
     and enable.partition.eof=true: the end is the last stable offset, so
     records of open or aborted transactions are never restored. Returns the
     number of records applied.
+
+    `progress(applied, total)` is called as records are applied (`total` is the
+    span of changelog offsets to read: an upper bound, since compaction and
+    transaction markers leave gaps), and once at the end. A long restore also
+    logs a progress line at info level every few seconds.
     """
     tp = TopicPartition(changelog_topic, partition)
     low, high = consumer.get_watermark_offsets(tp, timeout=timeout)
@@ -47,6 +73,8 @@ def restore_partition(
     applied = 0
     pending: dict[bytes, bytes | None] = {}
     next_offset = start
+    total = high - start
+    logged_at = time.monotonic()
     try:
         while True:
             message = consumer.poll(timeout)
@@ -71,8 +99,22 @@ def restore_partition(
                 store.apply(pending, next_offset)
                 pending = {}
                 if progress is not None:
-                    progress(next_offset - start, high - start)
+                    progress(applied, total)
+            if applied % 1000 == 0 and time.monotonic() - logged_at >= _LOG_EVERY_S:
+                logged_at = time.monotonic()
+                log.info(
+                    "restoring partition",
+                    extra={
+                        "partition": partition,
+                        "records": applied,
+                        "offset": next_offset,
+                        "end": high,
+                        "percent": round(100 * (next_offset - start) / max(1, total), 1),
+                    },
+                )
         store.apply(pending, next_offset)
+        if progress is not None:
+            progress(applied, total)
     finally:
         consumer.unassign()
     log.info(

@@ -23,6 +23,7 @@ from fastavro.schema import parse_schema
 import schemas
 from schemas import codec
 from schemas.codec import (
+    DECISION_RECORD,
     OBJECT_EVENT,
     OUTBOX_RECORD,
     REJECTED_RECORD,
@@ -36,7 +37,14 @@ from schemas.codec import (
     crc64_avro,
     load_schema_text,
 )
-from schemas.records import ObjectEvent, OutboxRecord, RejectedRecord, SeenEvent, Watermark
+from schemas.records import (
+    DecisionRecord,
+    ObjectEvent,
+    OutboxRecord,
+    RejectedRecord,
+    SeenEvent,
+    Watermark,
+)
 
 SCHEMA_DIR = Path(schemas.__file__).parent
 ROOT = SCHEMA_DIR.parent
@@ -151,6 +159,7 @@ CODECS: dict[str, AvroCodec[Any]] = {
     "rejected_record.avsc": REJECTED_RECORD,
     "watermark.avsc": WATERMARK,
     "seen_event.avsc": SEEN_EVENT,
+    "decision_record.avsc": DECISION_RECORD,
 }
 SAMPLES: dict[str, Any] = {
     "object_event.avsc": EVENT,
@@ -158,6 +167,17 @@ SAMPLES: dict[str, Any] = {
     "rejected_record.avsc": REJECTED_INDEXED,
     "watermark.avsc": MARK,
     "seen_event.avsc": SEEN,
+    "decision_record.avsc": DecisionRecord(
+        2,
+        41,
+        "s3://my-bucket/photos/2024/cat.jpg",
+        EVENT.id,
+        "0055AED6DCD90281E5",
+        "created",
+        "duplicate",
+        None,
+        "0055AED6DCD90281E5",
+    ),
 }
 
 

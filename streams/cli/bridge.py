@@ -8,6 +8,8 @@ import signal
 import socket
 import sys
 import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import click
 
@@ -23,6 +25,9 @@ from streams.cli.options import (
     setting,
 )
 from streams.errors import CliError
+
+if TYPE_CHECKING:
+    from streams.metrics import BridgeMetrics
 
 # ---- bridge ------------------------------------------------------------------------------------
 
@@ -131,6 +136,33 @@ def _bridge_topic_options(func: F) -> F:
     )(func)
 
 
+def _bridge_metrics_options(func: F) -> F:
+    from streams.cli.worker import metrics_options
+
+    return metrics_options(func)
+
+
+def _serve_metrics(
+    host: str, port: int | None, tally: Callable[[], dict[str, int]]
+) -> BridgeMetrics | None:
+    """With --metrics-port: /metrics (records by outcome, from the source's tally),
+    /healthz and /readyz (200 while the bridge runs) on a thread of their own."""
+    if port is None:
+        return None
+    from streams.metrics import BridgeMetrics
+
+    metrics = BridgeMetrics(tally, alive_timeout_s=float("inf"))
+    try:
+        server = metrics.serve(host, port)
+    except OSError as error:
+        raise CliError(
+            f"--metrics-host/--metrics-port: cannot listen on {host}:{port} ({error})"
+        ) from error
+    metrics.health.set_ready(True)
+    click.echo(f"metrics on http://{server.host}:{server.port}/metrics", err=True)
+    return metrics
+
+
 def _stop_on_signals() -> threading.Event:
     """An event set by SIGTERM or SIGINT (Ctrl-C): the source finishes what it holds, then stops."""
     stop = threading.Event()
@@ -212,6 +244,7 @@ def _stop_on_signals() -> threading.Event:
     " run until SIGTERM.",
 )
 @filter_options
+@_bridge_metrics_options
 def bridge_sqs(
     queue_url: str,
     endpoint_url: str | None,
@@ -227,6 +260,8 @@ def bridge_sqs(
     max_messages: int | None,
     idle_exit_seconds: float | None,
     event_filter: EventFilter,
+    metrics_port: int | None,
+    metrics_host: str,
 ) -> None:
     """Poll an SQS queue and publish its notifications to Kafka.
 
@@ -289,12 +324,15 @@ def bridge_sqs(
     except (ValueError, BotoCoreError) as error:
         raise CliError(f"--queue-url/--region/--endpoint-url: {error}") from error
     stop = _stop_on_signals()
+    metrics = _serve_metrics(metrics_host, metrics_port, poller.tally.as_dict)
     failure: str | None = None
     try:
         poller.run(stop)
     except SqsSourceError as error:
         failure = str(error)
     finally:
+        if metrics is not None:
+            metrics.close()
         try:
             poller_publisher.close()
         except PublishError as error:
@@ -377,6 +415,7 @@ def bridge_sqs(
     " arrived for this long (one-shot drains). Default: run until SIGTERM.",
 )
 @filter_options
+@_bridge_metrics_options
 def bridge_kafka(
     source_topic: str,
     bootstrap_servers: str,
@@ -389,6 +428,8 @@ def bridge_kafka(
     session_timeout_ms: int,
     idle_exit_seconds: float | None,
     event_filter: EventFilter,
+    metrics_port: int | None,
+    metrics_host: str,
 ) -> None:
     """Publish raw notifications from a Kafka topic, exactly once.
 
@@ -427,11 +468,15 @@ def bridge_kafka(
     )
     stop = _stop_on_signals()
     source = KafkaSource(config, event_filter, faults=faults)
+    metrics = _serve_metrics(metrics_host, metrics_port, source.tally.as_dict)
     try:
         source.run(stop)
     except KafkaSourceFatalError as error:
         click.echo(f"error: {error}", err=True)
         sys.exit(1)
+    finally:
+        if metrics is not None:
+            metrics.close()
     click.echo(
         json.dumps({**source.tally.as_dict(), "commits": source.commits, "aborts": source.aborts})
     )

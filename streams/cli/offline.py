@@ -60,6 +60,17 @@ def topics() -> None:
     metavar="TOPIC",
     help="Also create this topic of raw notifications for `bridge kafka --from` (repeatable).",
 )
+@click.option(
+    "--audit",
+    is_flag=True,
+    help="Also create the audit log topic object-events.decisions (`seqgate worker --audit`).",
+)
+@setting(
+    "--audit-topic",
+    "SEQGATE_AUDIT_TOPIC",
+    default=None,
+    help="Also create this audit log topic (`seqgate worker --audit-topic`).",
+)
 def topics_create(
     bootstrap_servers: str,
     input_topic: str,
@@ -69,8 +80,13 @@ def topics_create(
     partitions: int,
     replication_factor: int,
     source_topics: tuple[str, ...],
+    audit: bool,
+    audit_topic: str | None,
 ) -> None:
     """Create the input, outbox, dead-letter and changelog topics (idempotent).
+
+    With --audit (or --audit-topic) also the worker's audit log topic, with as
+    many partitions as the input.
 
     \b
     Example:
@@ -79,6 +95,7 @@ def topics_create(
     """
     from confluent_kafka.admin import AdminClient
 
+    from streams.cli.worker import DEFAULT_AUDIT_TOPIC
     from streams.topics import TopicSpec, create_topics, pipeline_topics
 
     specs = pipeline_topics(
@@ -88,6 +105,8 @@ def topics_create(
         application_id=application_id,
         partitions=partitions,
     ) + [TopicSpec(name, partitions) for name in source_topics]
+    if audit_topic or audit:
+        specs.append(TopicSpec(audit_topic or DEFAULT_AUDIT_TOPIC, partitions))
     admin = AdminClient(client_config(bootstrap_servers))
     try:
         result = create_topics(admin, specs, replication_factor)

@@ -26,6 +26,26 @@ from streams.policy import Policy
 
 # ---- worker ------------------------------------------------------------------------------------
 
+DEFAULT_AUDIT_TOPIC = "object-events.decisions"
+
+
+def metrics_options(func: F) -> F:
+    """--metrics-port / --metrics-host: /metrics, /healthz and /readyz (default: off)."""
+    func = setting(
+        "--metrics-host",
+        "SEQGATE_METRICS_HOST",
+        default="127.0.0.1",
+        help="Address the metrics endpoint listens on (0.0.0.0: every interface).",
+    )(func)
+    return setting(
+        "--metrics-port",
+        "SEQGATE_METRICS_PORT",
+        default=None,
+        type=click.IntRange(0, 65_535),
+        help="Serve Prometheus /metrics, /healthz (alive) and /readyz (ready) on this port"
+        " (0 picks a free one, printed on stderr). Default: off.",
+    )(func)
+
 
 def worker_options(func: F) -> F:
     options = [
@@ -88,6 +108,19 @@ def worker_options(func: F) -> F:
             " SEQGATE_* variables and --config produced).",
         ),
         setting(
+            "--audit-topic",
+            "SEQGATE_AUDIT_TOPIC",
+            default=None,
+            help="Write every decision (duplicates, stale, filtered… included) to this topic,"
+            " in the same transaction as the outbox (the audit log). Default: off.",
+        ),
+        click.option(
+            "--audit",
+            is_flag=True,
+            help=f"The audit log in the default topic {DEFAULT_AUDIT_TOPIC}"
+            " (create it with `seqgate topics create --audit`).",
+        ),
+        setting(
             "--instance-id",
             "SEQGATE_INSTANCE_ID",
             default=None,
@@ -106,6 +139,7 @@ def worker_options(func: F) -> F:
 @application_option
 @policy_options
 @worker_options
+@metrics_options
 def worker(
     bootstrap_servers: str,
     input_topic: str,
@@ -122,6 +156,10 @@ def worker(
     transaction_timeout_ms: int,
     stall_timeout_ms: int,
     print_config: bool,
+    audit_topic: str | None,
+    audit: bool,
+    metrics_port: int | None,
+    metrics_host: str,
 ) -> None:
     """Run the exactly-once processor until SIGTERM or Ctrl-C.
 
@@ -156,6 +194,9 @@ def worker(
         session_timeout_ms=session_timeout_ms,
         transaction_timeout_ms=transaction_timeout_ms,
         stall_timeout_ms=stall_timeout_ms,
+        audit_topic=audit_topic or (DEFAULT_AUDIT_TOPIC if audit else None),
+        metrics_host=metrics_host,
+        metrics_port=metrics_port,
     )
     if print_config:
         resolved = {
@@ -178,6 +219,9 @@ def worker(
             "session_timeout_ms": config.session_timeout_ms,
             "transaction_timeout_ms": config.transaction_timeout_ms,
             "stall_timeout_ms": config.stall_timeout_ms,
+            "audit_topic": config.audit_topic,
+            "metrics_port": config.metrics_port,
+            "metrics_host": config.metrics_host,
         }
         click.echo(json.dumps(resolved, indent=2))
         return
@@ -188,7 +232,16 @@ def worker(
 
     signal.signal(signal.SIGTERM, request_stop)
     signal.signal(signal.SIGINT, request_stop)
-    processor = Worker(config, faults=faults)
+    try:
+        processor = Worker(config, faults=faults)
+    except OSError as error:
+        raise CliError(
+            f"--metrics-host/--metrics-port: cannot listen on {metrics_host}:{metrics_port}"
+            f" ({error})"
+        ) from error
+    server = processor.metrics.server
+    if server is not None:
+        click.echo(f"metrics on http://{server.host}:{server.port}/metrics", err=True)
     try:
         processor.run(stop)
     except WorkerFatalError as error:
