@@ -14,6 +14,8 @@ from streams.state_store import PartitionStore
 log = logging.getLogger(__name__)
 
 _APPLY_EVERY = 10_000
+_CONSUME_BATCH = 1_000
+_CONSUME_WAIT_S = 0.05
 # A progress line (info) at most this often, and a final one per partition.
 _LOG_EVERY_S = 5.0
 
@@ -76,31 +78,40 @@ def restore_partition(
     total = high - start
     logged_at = time.monotonic()
     try:
-        while True:
-            message = consumer.poll(timeout)
-            if message is None:
-                raise RuntimeError(
-                    f"restore of {changelog_topic}[{partition}] stalled at offset {next_offset}"
-                    f" for {timeout:.0f}s"
-                )
-            error = message.error()
-            if error is not None:
-                if error.code() == KafkaError._PARTITION_EOF:
-                    next_offset = max(next_offset, message.offset() or 0)
-                    break
-                raise KafkaException(error)
-            key, offset = message.key(), message.offset()
-            if key is None or offset is None:
+        done = False
+        last_progress = time.monotonic()
+        while not done:
+            # Batches, not poll(): one call per record cost more than the restore itself.
+            # consume() returns early only on a full batch, so its wait stays short.
+            messages = consumer.consume(_CONSUME_BATCH, _CONSUME_WAIT_S)
+            if not messages:
+                if time.monotonic() - last_progress > timeout:
+                    raise RuntimeError(
+                        f"restore of {changelog_topic}[{partition}] stalled at offset"
+                        f" {next_offset} for {timeout:.0f}s"
+                    )
                 continue
-            pending[key] = message.value()
-            next_offset = offset + 1
-            applied += 1
+            last_progress = time.monotonic()
+            for message in messages:
+                error = message.error()
+                if error is not None:
+                    if error.code() == KafkaError._PARTITION_EOF:
+                        next_offset = max(next_offset, message.offset() or 0)
+                        done = True
+                        break
+                    raise KafkaException(error)
+                key, offset = message.key(), message.offset()
+                if key is None or offset is None:
+                    continue
+                pending[key] = message.value()
+                next_offset = offset + 1
+                applied += 1
             if len(pending) >= _APPLY_EVERY:
                 store.apply(pending, next_offset)
                 pending = {}
                 if progress is not None:
                     progress(applied, total)
-            if applied % 1000 == 0 and time.monotonic() - logged_at >= _LOG_EVERY_S:
+            if time.monotonic() - logged_at >= _LOG_EVERY_S:
                 logged_at = time.monotonic()
                 log.info(
                     "restoring partition",
