@@ -9,6 +9,21 @@ echo "== ruff"
 .venv/bin/ruff check connectors schemas streams tests
 echo "== mypy --strict"
 .venv/bin/mypy --strict connectors schemas streams
+echo "== postgres"
+# The dispatcher's PostgreSQL tests need a server: start a throwaway one unless given one.
+if [ -z "${SEQGATE_TEST_POSTGRES_URL:-}" ]; then
+  if url="$(bash scripts/postgres.sh | tail -n 1)" && [ -n "$url" ]; then
+    export SEQGATE_TEST_POSTGRES_URL="$url"
+    echo "using $SEQGATE_TEST_POSTGRES_URL (scripts/postgres.sh)"
+  elif [ -n "${CI:-}" ]; then
+    echo "scripts/postgres.sh failed: PostgreSQL is required in CI" >&2
+    exit 1
+  else
+    echo "no PostgreSQL: the PostgreSQL tests will be skipped" >&2
+  fi
+else
+  echo "using SEQGATE_TEST_POSTGRES_URL=$SEQGATE_TEST_POSTGRES_URL"
+fi
 echo "== pytest"
 set +e
 .venv/bin/python -m pytest "$@"

@@ -137,6 +137,11 @@ def test_the_tree_holds_the_documented_commands() -> None:
         ("bridge", "file"),
         ("worker",),
         ("demo",),
+        ("status",),
+        ("watermark",),
+        ("reset",),
+        ("bench",),
+        ("dispatch",),
     }
     assert expected <= set(ALL_PATHS)
 

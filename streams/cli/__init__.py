@@ -13,7 +13,7 @@ watermark, status); `broker` comes from `streams.devbroker.cli`, `bench` from
 from __future__ import annotations
 
 from streams.bench.cli import bench
-from streams.cli import bridge, bridge_http, offline, operate, worker  # noqa: F401  (register commands)
+from streams.cli import bridge, bridge_http, dispatch, offline, operate, worker  # noqa: F401  (register commands)
 from streams.cli.app import cli
 from streams.devbroker.cli import broker
 
