@@ -13,7 +13,7 @@ stable end) are shared with `streams.reset`.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -224,34 +224,47 @@ def read_partition(
         end = high if stop is None else min(stop, high)
         if begin >= end:
             return
-        consumer.assign([TopicPartition(topic, partition, begin)])
-        last_progress = time.monotonic()
-        while True:
-            # consume() waits for a full batch or the timeout: keep it short.
-            messages = consumer.consume(1000, timeout=0.2)
-            if not messages:
-                if time.monotonic() - last_progress > timeout:
-                    raise InspectError(
-                        f"reading {topic}[{partition}] made no progress for {timeout:.0f}s"
-                    )
-                continue
-            last_progress = time.monotonic()
-            for message in messages:
-                error = message.error()
-                if error is not None:
-                    if error.code() == KafkaError._PARTITION_EOF:
-                        return
-                    raise InspectError(f"reading {topic}[{partition}]: {error.str()}")
-                offset = message.offset()
-                assert offset is not None
-                if offset >= end:
-                    return
-                timestamp = message.timestamp()[1]
-                yield InputRecord(partition, offset, message.key(), message.value(), timestamp)
-                if offset + 1 >= end:
-                    return
+        yield from read_records(consumer, topic, partition, begin, end, timeout, InspectError)
     finally:
         consumer.close()
+
+
+def read_records(
+    consumer: Consumer,
+    topic: str,
+    partition: int,
+    begin: int,
+    end: int,
+    timeout: float,
+    fail: Callable[[str], Exception],
+) -> Iterator[InputRecord]:
+    """Records of one partition from `begin` to `end` (exclusive) with `consumer`
+    (read_committed, partition EOF events on), in offset order; raises `fail(message)`
+    after `timeout` seconds without progress or on a consumer error."""
+    consumer.assign([TopicPartition(topic, partition, begin)])
+    last_progress = time.monotonic()
+    while True:
+        # consume() waits for a full batch or the timeout: keep it short.
+        messages = consumer.consume(1000, timeout=0.2)
+        if not messages:
+            if time.monotonic() - last_progress > timeout:
+                raise fail(f"reading {topic}[{partition}] made no progress for {timeout:.0f}s")
+            continue
+        last_progress = time.monotonic()
+        for message in messages:
+            error = message.error()
+            if error is not None:
+                if error.code() == KafkaError._PARTITION_EOF:
+                    return
+                raise fail(f"reading {topic}[{partition}]: {error.str()}")
+            offset = message.offset()
+            assert offset is not None
+            if offset >= end:
+                return
+            timestamp = message.timestamp()[1]
+            yield InputRecord(partition, offset, message.key(), message.value(), timestamp)
+            if offset + 1 >= end:
+                return
 
 
 def changelog_state(

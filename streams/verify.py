@@ -13,14 +13,14 @@ order and merged.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from schemas.codec import OUTBOX_RECORD, SEEN_EVENT, WATERMARK, CodecError
 from schemas.records import OutboxRecord
+from streams.inspect import read_records
 from streams.kafka_clients import client_config
 from streams.policy import Policy, Trust, expired
 from streams.replay import InputRecord, PartitionReplay
@@ -313,31 +313,10 @@ class _Reader:
         if end <= low:
             return
         consumer = self._new_consumer()
-        consumer.assign([TopicPartition(topic, partition, low)])
         try:
-            last_progress = time.monotonic()
-            while True:
-                # consume() waits for a full batch or the timeout: keep it short.
-                messages = consumer.consume(1000, timeout=0.2)
-                if not messages:
-                    if time.monotonic() - last_progress > self.target.timeout_s:
-                        raise VerifyError(f"reading {topic}[{partition}] stalled")
-                    continue
-                last_progress = time.monotonic()
-                for message in messages:
-                    error = message.error()
-                    if error is not None:
-                        if error.code() == KafkaError._PARTITION_EOF:
-                            return
-                        raise VerifyError(f"reading {topic}[{partition}]: {error.str()}")
-                    offset = message.offset()
-                    assert offset is not None
-                    if offset >= end:
-                        return
-                    timestamp = message.timestamp()[1]
-                    yield InputRecord(partition, offset, message.key(), message.value(), timestamp)
-                    if offset + 1 >= end:
-                        return
+            yield from read_records(
+                consumer, topic, partition, low, end, self.target.timeout_s, VerifyError
+            )
         finally:
             consumer.close()
 

@@ -22,6 +22,7 @@ from streams.cli.options import (
     F,
     bootstrap_option,
     filter_options,
+    session_timeout_option,
     setting,
 )
 from streams.errors import CliError
@@ -399,13 +400,7 @@ def bridge_sqs(
     help="How long a dead bridge's open transaction may hold back read_committed readers"
     " (a restart with the same --transactional-id ends it at once).",
 )
-@setting(
-    "--session-timeout-ms",
-    "SEQGATE_SESSION_TIMEOUT_MS",
-    default=45_000,
-    type=click.IntRange(1000, 3_600_000),
-    help="How long the group waits for a silent bridge before moving its partitions.",
-)
+@session_timeout_option("bridge")
 @setting(
     "--idle-exit-seconds",
     "SEQGATE_IDLE_EXIT_SECONDS",

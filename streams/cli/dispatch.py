@@ -10,7 +10,7 @@ import threading
 import click
 
 from streams.cli.app import cli
-from streams.cli.options import bootstrap_option, build_policy, setting
+from streams.cli.options import bootstrap_option, build_policy, session_timeout_option, setting
 from streams.errors import CliError
 from streams.policy import DEFAULT_ADMITTED_KINDS, DEFAULT_ORDERED_SOURCES
 
@@ -92,13 +92,7 @@ from streams.policy import DEFAULT_ADMITTED_KINDS, DEFAULT_ORDERED_SOURCES
     type=click.FloatRange(0.1, 600),
     help="Timeout of one POST to an HTTP destination (a timeout is retried).",
 )
-@setting(
-    "--session-timeout-ms",
-    "SEQGATE_SESSION_TIMEOUT_MS",
-    default=45_000,
-    type=click.IntRange(1000, 3_600_000),
-    help="How long the group waits for a silent dispatcher before moving its partitions.",
-)
+@session_timeout_option("dispatcher")
 @setting(
     "--idle-exit-seconds",
     "SEQGATE_IDLE_EXIT_SECONDS",

@@ -227,3 +227,14 @@ def build_filter(
         )
     except FilterError as error:
         raise CliError(str(error)) from error
+
+
+def session_timeout_option(member: str) -> Callable[[F], F]:
+    """`--session-timeout-ms` of a consumer-group member (`member` names it in the help)."""
+    return setting(
+        "--session-timeout-ms",
+        "SEQGATE_SESSION_TIMEOUT_MS",
+        default=45_000,
+        type=click.IntRange(1000, 3_600_000),
+        help=f"How long the group waits for a silent {member} before moving its partitions.",
+    )

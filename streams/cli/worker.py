@@ -18,6 +18,7 @@ from streams.cli.options import (
     application_option,
     bootstrap_option,
     policy_options,
+    session_timeout_option,
     setting,
     topic_options,
 )
@@ -70,13 +71,7 @@ def worker_options(func: F) -> F:
             type=click.IntRange(1, 10_000_000),
             help="Commit the transaction after this many input records.",
         ),
-        setting(
-            "--session-timeout-ms",
-            "SEQGATE_SESSION_TIMEOUT_MS",
-            default=45_000,
-            type=click.IntRange(1000, 3_600_000),
-            help="How long the group waits for a silent worker before moving its partitions.",
-        ),
+        session_timeout_option("worker"),
         setting(
             "--transaction-timeout-ms",
             "SEQGATE_TRANSACTION_TIMEOUT_MS",
