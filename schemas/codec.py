@@ -31,11 +31,13 @@ from collections.abc import Callable
 from dataclasses import fields
 from importlib.resources import files
 from io import BytesIO
+from operator import attrgetter
 from typing import Any, Final, Generic, TypeVar, cast
 
 from fastavro import schemaless_reader, schemaless_writer
 from fastavro.schema import expand_schema, fingerprint, parse_schema, to_parsing_canonical_form
 
+from schemas import binary
 from schemas.records import (
     DecisionRecord,
     ObjectEvent,
@@ -60,7 +62,9 @@ __all__ = [
     "confluent_frame",
     "confluent_unframe",
     "crc64_avro",
+    "encode_outbox",
     "load_schema_text",
+    "watermark_position",
 ]
 
 T = TypeVar("T")
@@ -126,6 +130,8 @@ class AvroCodec(Generic[T]):
     """
 
     __slots__ = (
+        "_fast_encode",
+        "_fast_read",
         "_from_avro",
         "_from_resolved",
         "_header",
@@ -147,13 +153,21 @@ class AvroCodec(Generic[T]):
         to_avro: Callable[[T], dict[str, Any]],
         from_avro: Callable[[dict[str, Any]], T],
         from_resolved: Callable[[dict[str, Any]], T],
+        *,
+        fast_read: binary.Reader | None = None,
+        fast_encode: Callable[[T], bytes] | None = None,
     ) -> None:
         """``parsed_schema`` is a fastavro-parsed record schema (named references
         resolvable through its named schemas). ``to_avro`` converts a record to
         fastavro's dict form; ``from_avro`` converts back a dict read with this
         very schema (fields in schema order, so it may be positional);
         ``from_resolved`` one read from another writer schema (fastavro then
-        returns the fields in writer order, defaults last), so it must go by name."""
+        returns the fields in writer order, defaults last), so it must go by name.
+        ``fast_read``/``fast_encode`` (flat records only, from :mod:`schemas.binary`)
+        read and write this very schema without fastavro; anything they refuse
+        goes through fastavro."""
+        self._fast_read = fast_read
+        self._fast_encode = fast_encode
         self._parsed = parsed_schema
         self._record_type = record_type
         self._to_avro = to_avro
@@ -178,6 +192,11 @@ class AvroCodec(Generic[T]):
     def decode(self, data: bytes) -> T:
         """Decode a single-object encoding; the fingerprint must be this codec's
         schema (or a writer schema registered with :meth:`add_writer_schema`)."""
+        if self._fast_read is not None and data[:_HEADER_LEN] == self._header:
+            try:
+                return self._record_type(*self._fast_read(data, _HEADER_LEN))
+            except binary.BinaryRefused:
+                pass  # fastavro decides, and words the error
         if len(data) < _HEADER_LEN:
             raise CodecError(
                 f"truncated {self.schema_name}: expected at least {_HEADER_LEN} bytes "
@@ -202,6 +221,16 @@ class AvroCodec(Generic[T]):
             )
         return self._read(data, _HEADER_LEN, writer[0], writer[1])
 
+    @property
+    def header(self) -> bytes:
+        """The single-object header of this schema: ``C3 01`` + fingerprint."""
+        return self._header
+
+    def is_current(self, data: bytes) -> bool:
+        """Whether ``data`` is a single-object encoding written with this very schema
+        (so its body can be copied into another record's encoding as it is)."""
+        return data[:_HEADER_LEN] == self._header
+
     # -- raw Avro binary, for other framings ---------------------------------
 
     def encode_body(self, record: T) -> bytes:
@@ -211,6 +240,11 @@ class AvroCodec(Generic[T]):
                 f"cannot encode {self.schema_name}: expected a "
                 f"{self._record_type.__name__}, found {type(record).__name__}"
             )
+        if self._fast_encode is not None:
+            try:
+                return self._fast_encode(record)
+            except (binary.BinaryRefused, AttributeError, TypeError, ValueError):
+                pass  # fastavro decides, and words the error
         fo = BytesIO()
         try:
             schemaless_writer(fo, self._parsed, self._to_avro(record))
@@ -444,7 +478,24 @@ def _codec(
 ) -> AvroCodec[T]:
     parsed = _PARSED[filename]
     _check_fields(parsed, record_type)
-    return AvroCodec(parsed, record_type, to_avro, from_avro, from_resolved)
+    layout = binary.layout_of(parsed)
+    if layout is None:
+        return AvroCodec(parsed, record_type, to_avro, from_avro, from_resolved)
+    fields_of = attrgetter(*(f["name"] for f in parsed["fields"]))
+    write = binary.writer_for(layout)
+
+    def fast_encode(record: T) -> bytes:
+        return write(fields_of(record))
+
+    return AvroCodec(
+        parsed,
+        record_type,
+        to_avro,
+        from_avro,
+        from_resolved,
+        fast_read=binary.reader_for(layout),
+        fast_encode=fast_encode,
+    )
 
 
 OBJECT_EVENT: Final = _codec(
@@ -473,3 +524,40 @@ DECISION_RECORD: Final = _codec(
     _decision_from_avro,
     DecisionRecord.from_dict,
 )
+
+
+# The outbox record's body is the event's body followed by these fields, so an
+# event read with the current schema is copied, not encoded again.
+_OUTBOX_TAIL_LAYOUT: Final = (binary.OPTIONAL_STRING, binary.INT, binary.LONG)
+_write_outbox_tail: Final = binary.writer_for(_OUTBOX_TAIL_LAYOUT)
+_OUTBOX_COPIES_EVENT: Final = (
+    _PARSED["outbox_record.avsc"]["fields"][0]["type"] == OBJECT_EVENT.schema_name
+    and binary.layout_of({"fields": _PARSED["outbox_record.avsc"]["fields"][1:]})
+    == _OUTBOX_TAIL_LAYOUT
+)
+
+
+def encode_outbox(outbox: OutboxRecord, event_bytes: bytes) -> bytes:
+    """``OUTBOX_RECORD.encode(outbox)``, where ``outbox.event`` was decoded from
+    ``event_bytes``: the event's body is copied when it was written with the
+    current schema (byte-identical for what fastavro writes; a replay of the same
+    input yields the same bytes either way)."""
+    if _OUTBOX_COPIES_EVENT and OBJECT_EVENT.is_current(event_bytes):
+        tail = (outbox.previous_position, outbox.input_partition, outbox.input_offset)
+        try:
+            return OUTBOX_RECORD.header + event_bytes[_HEADER_LEN:] + _write_outbox_tail(tail)
+        except binary.BinaryRefused:
+            pass  # fastavro decides, and words the error
+    return OUTBOX_RECORD.encode(outbox)
+
+
+def watermark_position(data: bytes) -> str:
+    """``WATERMARK.decode(data).position`` without decoding the other fields
+    (the position is the first field; the state store holds only watermarks
+    this process or its predecessors wrote)."""
+    if WATERMARK.is_current(data):
+        try:
+            return binary.read_string(data, _HEADER_LEN)
+        except binary.BinaryRefused:
+            pass
+    return WATERMARK.decode(data).position

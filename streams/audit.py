@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from schemas.codec import DECISION_RECORD, WATERMARK
+from schemas.codec import DECISION_RECORD, watermark_position
 from schemas.records import DecisionRecord, ObjectEvent
 from streams.decider import StateView
 from streams.policy import Outcome
@@ -51,7 +51,7 @@ class Decision:
 def previous_position(state: StateView, identity: str) -> str | None:
     """The object's watermark position as the record sees it (None: it has none)."""
     raw = state.get(watermark_key(identity))
-    return None if raw is None else WATERMARK.decode(raw).position
+    return None if raw is None else watermark_position(raw)
 
 
 def encode_decision(decision: Decision, previous: str | None) -> bytes:

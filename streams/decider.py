@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from schemas.codec import SEEN_EVENT, WATERMARK
+from schemas.codec import SEEN_EVENT, WATERMARK, watermark_position
 from schemas.records import ObjectEvent, OutboxRecord, SeenEvent, Watermark
-from streams.policy import Outcome, Policy, Trust, decide, decide_dedupe, expired
+from streams.policy import Outcome, Policy, Trust, decide_dedupe, decide_position, expired
 from streams.state_store import (
     STREAM_TIME_KEY,
     decode_stream_time,
@@ -61,13 +61,12 @@ def _ordered(
 ) -> Verdict:
     key = watermark_key(identity)
     raw = state.get(key)
-    current = None if raw is None else WATERMARK.decode(raw)
-    outcome = decide(event, current, policy)
+    previous = None if raw is None else watermark_position(raw)
+    outcome = decide_position(event, previous, policy)
     if outcome is not Outcome.ACCEPTED:
         return Verdict(outcome)
     assert event.position is not None
     watermark = Watermark(event.position, event.id, at.partition, at.offset)
-    previous = current.position if current is not None else None
     return Verdict(
         outcome,
         OutboxRecord(event, previous, at.partition, at.offset),

@@ -21,7 +21,6 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Protocol
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 from prometheus_client import (
@@ -140,17 +139,9 @@ class MetricsServer:
         self._thread.join(5)
 
 
-class DecisionLike(Protocol):
-    """What the worker reports per input record (``streams.processor.Decision``)."""
-
-    @property
-    def partition(self) -> int: ...
-    @property
-    def outcome(self) -> Outcome: ...
-    @property
-    def kind(self) -> str | None: ...
-    @property
-    def reason(self) -> str | None: ...
+Tally = dict[tuple[int, Outcome, str | None, str | None], int]
+"""Decisions of one transaction counted by (input partition, outcome, event kind,
+reject reason): what the worker reports per commit instead of one object per record."""
 
 
 class WorkerMetrics:
@@ -222,14 +213,13 @@ class WorkerMetrics:
 
     # ---- the loop's reports
 
-    def committed(self, decisions: Iterable[DecisionLike], seconds: float) -> None:
+    def committed(self, tally: Tally, seconds: float) -> None:
         self.commits.inc()
         self.commit_seconds.observe(seconds)
-        for decision in decisions:
-            outcome = decision.outcome.value
-            self.decisions.labels(str(decision.partition), outcome, decision.kind or "").inc()
-            if decision.outcome is Outcome.REJECTED:
-                self.rejected.labels(decision.reason or "").inc()
+        for (partition, outcome, kind, reason), count in tally.items():
+            self.decisions.labels(str(partition), outcome.value, kind or "").inc(count)
+            if outcome is Outcome.REJECTED:
+                self.rejected.labels(reason or "").inc(count)
 
     def observe_lag(
         self, consumer: Consumer, committed: dict[int, int], *, force: bool = False

@@ -132,6 +132,11 @@ def decide(event: ObjectEvent, current: Watermark | None, policy: Policy) -> Out
     again), lower is stale. Raises UndecidableEvent for an event without a
     usable position; the caller dead-letters it.
     """
+    return decide_position(event, None if current is None else current.position, policy)
+
+
+def decide_position(event: ObjectEvent, current: str | None, policy: Policy) -> Outcome:
+    """`decide` given only the watermark's position (None: the object has none)."""
     if event.kind not in policy.admitted_kinds:
         return Outcome.FILTERED
     if event.position is None:
@@ -145,7 +150,7 @@ def decide(event: ObjectEvent, current: Watermark | None, policy: Policy) -> Out
         if current is None:
             order.canonical(event.position)  # validates it
             return Outcome.ACCEPTED
-        comparison = order.compare(event.position, current.position)
+        comparison = order.compare(event.position, current)
     except ValueError as error:
         reason = RejectReason.INVALID_SEQUENCER
         raise UndecidableEvent(reason, f"event {event.id}: {error}") from error

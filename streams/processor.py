@@ -38,7 +38,7 @@ from confluent_kafka import (
 
 from connectors.errors import RejectReason
 from connectors.identity import event_identity
-from schemas.codec import OBJECT_EVENT, OUTBOX_RECORD, REJECTED_RECORD, CodecError
+from schemas.codec import OBJECT_EVENT, REJECTED_RECORD, CodecError, encode_outbox
 from schemas.records import ObjectEvent, RejectedRecord
 from streams.accounting import OutcomeCounters
 from streams.audit import Decision as Decision  # re-exported: on_commit receives them
@@ -47,7 +47,7 @@ from streams.decider import InputPosition, decide_record, purgeable
 from streams.faults import FaultInjector, FaultPoint
 from streams.kafka_clients import client_config
 from streams.liveness import PartitionProgress, StallWatch, readable_partitions
-from streams.metrics import WorkerMetrics
+from streams.metrics import Tally, WorkerMetrics
 from streams.policy import Outcome, Policy, UndecidableEvent
 from streams.restore import restore_consumer_config, restore_partition
 from streams.state_store import (
@@ -103,11 +103,12 @@ class _PendingState:
     """Everything the open transaction holds until it commits."""
 
     overlay: TransactionOverlay = field(default_factory=TransactionOverlay)
+    views: dict[int, _OverlayView] = field(default_factory=dict)
     next_offsets: dict[int, int] = field(default_factory=dict)
     changelog_last_offset: dict[int, int] = field(default_factory=dict)
     delivery_errors: list[KafkaError] = field(default_factory=list)
-    decisions: list[Decision] = field(default_factory=list)
-    counters: OutcomeCounters = field(default_factory=OutcomeCounters)
+    decisions: list[Decision] = field(default_factory=list)  # kept only for an on_commit listener
+    tally: Tally = field(default_factory=dict)
     records: int = 0
     started: float = 0.0
 
@@ -169,6 +170,7 @@ class Worker:
         )
         self._producer = Producer(self._producer_config())
         self.commits = 0
+        self.committed_records = 0  # input records of committed transactions
         self.aborts = 0
         self._stall = StallWatch(config.stall_timeout_ms / 1000, time.monotonic())
         self._committed_offsets: dict[int, int] = {}  # next input offset per partition, committed
@@ -279,20 +281,21 @@ class Worker:
 
     # ---- one record --------------------------------------------------------------------------
 
-    def _begin_if_needed(self) -> None:
-        if not self._in_transaction:
-            self._producer.begin_transaction()
-            self._in_transaction = True
-            self._pending.started = time.monotonic()
+    def _begin(self) -> None:
+        self._producer.begin_transaction()
+        self._in_transaction = True
+        self._pending.started = time.monotonic()
 
     def _process(self, message: Message) -> None:
+        # The hot path: one call per input record (see docs/benchmark.md).
         error = message.error()
         if error is not None:
             if error.fatal():
                 raise WorkerFatalError(f"consumer error: {error.str()}")
             log.warning("consumer error", extra={"error": error.str()})
             return
-        self._begin_if_needed()
+        if not self._in_transaction:
+            self._begin()
         partition, offset = coordinates(message)
         pending = self._pending
         pending.records += 1
@@ -311,7 +314,11 @@ class Worker:
         # and produce byte-identical outbox records.
         record_time = message.timestamp()[1]
         at = InputPosition(partition, offset, record_time)
-        view = _OverlayView(pending.overlay, self._store(partition), partition)
+        view = pending.views.get(partition)
+        if view is None:
+            view = pending.views[partition] = _OverlayView(
+                pending.overlay, self._store(partition), partition
+            )
         audit = self.config.audit_topic is not None
         previous = previous_position(view, identity) if audit else None
         try:
@@ -322,21 +329,26 @@ class Worker:
         for state_key, value in verdict.changes.items():
             pending.overlay.put(partition, state_key, value)
         if verdict.outbox is not None:
+            # No delivery callback: a failed outbox record makes the transaction
+            # abortable, and commit_transaction then raises (handled by _recover).
             self._producer.produce(
                 self.config.outbox_topic,
-                key=identity.encode("utf-8"),
-                value=OUTBOX_RECORD.encode(verdict.outbox),
+                key=key or identity.encode("utf-8"),
+                value=encode_outbox(verdict.outbox, raw),
                 timestamp=record_time,
-                on_delivery=self._on_delivery,
             )
-        decision = Decision.of((partition, offset), identity, event, verdict.outcome)
-        self._decided(decision, record_time, previous)
+        outcome = verdict.outcome
+        tally_key = (partition, outcome, event.kind, None)
+        pending.tally[tally_key] = pending.tally.get(tally_key, 0) + 1
+        if self._on_commit is not None or audit:
+            decision = Decision.of((partition, offset), identity, event, outcome)
+            self._report(decision, record_time, previous)
         self._faults.reach(FaultPoint.AFTER_STATE_UPDATE)
 
-    def _decided(self, decision: Decision, record_time: int, previous: str | None) -> None:
-        """Count a decision of the open transaction and, with an audit topic, write it there."""
-        self._pending.counters.add(decision.partition, decision.outcome)
-        self._pending.decisions.append(decision)
+    def _report(self, decision: Decision, record_time: int, previous: str | None) -> None:
+        """Keep a decision for the on_commit listener and, with an audit topic, write it there."""
+        if self._on_commit is not None:
+            self._pending.decisions.append(decision)
         if self.config.audit_topic is None:
             return
         self._producer.produce(
@@ -361,13 +373,17 @@ class Worker:
                 for state_key in purgeable(candidates, stream_time, self.config.policy):
                     if state_key not in changes:
                         overlay.put(partition, state_key, None)
-            for state_key, value in changes.items():
+            # Only the partition's last record reports its delivery: it carries the
+            # highest offset, the one the store records. A failure of any other
+            # record makes the transaction abortable, so the commit raises.
+            last = len(changes) - 1
+            for index, (state_key, value) in enumerate(changes.items()):
                 self._producer.produce(
                     self.config.changelog_topic,
                     key=state_key,
                     value=value,
                     partition=partition,
-                    on_delivery=self._on_changelog_delivery,
+                    on_delivery=self._on_changelog_delivery if index == last else None,
                 )
 
     def _dead_letter(
@@ -396,7 +412,9 @@ class Worker:
         key = message.key()
         identity = key.decode("utf-8", "replace") if key else ""
         decision = Decision.of((partition, offset), identity, event, Outcome.REJECTED, reason.value)
-        self._decided(decision, message.timestamp()[1], previous)
+        tally_key = (partition, Outcome.REJECTED, decision.kind, reason.value)
+        self._pending.tally[tally_key] = self._pending.tally.get(tally_key, 0) + 1
+        self._report(decision, message.timestamp()[1], previous)
 
     def _store(self, partition: int) -> PartitionStore:
         store = self._stores.get(partition)
@@ -475,10 +493,12 @@ class Worker:
             last = pending.changelog_last_offset.get(partition)
             if store is not None and last is not None:
                 store.apply(changes, last + 1)
-        self.counters.merge(pending.counters)
+        for (partition, outcome, _kind, _reason), count in pending.tally.items():
+            self.counters.add(partition, outcome, count)
         self.commits += 1
+        self.committed_records += pending.records
         self._committed_offsets.update(pending.next_offsets)
-        self.metrics.committed(pending.decisions, time.monotonic() - started)
+        self.metrics.committed(pending.tally, time.monotonic() - started)
         self.metrics.observe_lag(self._consumer, self._committed_offsets)  # at most 1/s
         self._stall.progressed(time.monotonic())
         decisions = pending.decisions

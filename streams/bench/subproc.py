@@ -19,10 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import Message
-
 from streams.bench.limit import PassThroughConfig, StageClock, run_pass_through
-from streams.processor import Decision, Worker, WorkerConfig
+from streams.processor import Worker, WorkerConfig
 
 
 class _Progress:
@@ -39,26 +37,31 @@ class _Progress:
 
 
 class TimedWorker(Worker):
-    """The real Worker, noting its first record and stopping after `expect` commits."""
+    """The real Worker, noting its first record and stopping after `expect` commits.
+
+    It listens through overridden steps rather than `on_commit`, which would make
+    the worker keep one decision object per record.
+    """
 
     def __init__(
         self, config: WorkerConfig, clock: StageClock, expect: int, stop: threading.Event
     ) -> None:
-        super().__init__(config, on_commit=self._committed)
+        super().__init__(config)
         self.clock = clock
         self._expect = expect
         self._stop = stop
         self._progress = _Progress("processor", expect)
 
-    def _process(self, message: Message) -> None:
+    def _begin(self) -> None:
         if self.clock.first_record is None:
             self.clock.first_record = time.monotonic()
-        super()._process(message)
+        super()._begin()
 
-    def _committed(self, decisions: list[Decision]) -> None:
+    def _commit(self) -> None:
+        super()._commit()
         clock = self.clock
-        clock.committed += len(decisions)
-        clock.commits += 1
+        clock.committed = self.committed_records
+        clock.commits = self.commits
         clock.last_commit = time.monotonic()
         self._progress(clock.committed)
         if self._expect > 0 and clock.committed >= self._expect:
