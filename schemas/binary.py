@@ -118,6 +118,11 @@ def encode_long(value: int) -> bytes:
     if not _LONG_MIN <= value <= _LONG_MAX:
         raise BinaryRefused("long range")
     number = ((value << 1) ^ (value >> 63)) & 0xFFFF_FFFF_FFFF_FFFF
+    # Offsets and sizes mostly fit 2-3 bytes: spelled out, without the loop.
+    if number < 0x4000:
+        return bytes(((number & 0x7F) | 0x80, number >> 7))
+    if number < 0x20_0000:
+        return bytes(((number & 0x7F) | 0x80, ((number >> 7) & 0x7F) | 0x80, number >> 14))
     out = bytearray()
     while number >= 0x80:
         out.append((number & 0x7F) | 0x80)

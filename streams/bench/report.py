@@ -105,6 +105,21 @@ class BenchFigures:
     restore_worker_config: Throughput = Throughput(0, 0.0)
     environment: dict[str, Any] = field(default_factory=dict)
     profile: list[dict[str, Any]] = field(default_factory=list)
+    # The latency stage's worker: duration of each commit step (flush, send offsets, commit).
+    latency_commit_ms: dict[str, float] = field(default_factory=dict)
+
+
+def spread(values: Sequence[float]) -> dict[str, float]:
+    """count, p50, p99 and max of `values` (empty for none)."""
+    if not values:
+        return {}
+    ordered = sorted(values)
+    return {
+        "count": float(len(ordered)),
+        "p50": percentile(ordered, 50),
+        "p99": percentile(ordered, 99),
+        "max": ordered[-1],
+    }
 
 
 def percentile(ordered: Sequence[float], q: float) -> float:
@@ -171,6 +186,18 @@ def _stage_row(name: str, t: Throughput, note: str = "") -> tuple[str, str, str]
     return (name, f"{t.rate:,.0f} ev/s", f"{t.records:,} in {t.seconds:.2f} s{note}")
 
 
+def _commit_rows(commit_ms: dict[str, float]) -> list[tuple[str, str, str]]:
+    if not commit_ms:
+        return []
+    return [
+        (
+            "  of which commit step p50 / p99 / max",
+            f"{_num(commit_ms['p50'])} / {_num(commit_ms['p99'])} / {_num(commit_ms['max'])} ms",
+            f"{commit_ms['count']:,.0f} commits of the latency stage's worker",
+        )
+    ]
+
+
 def table(figures: BenchFigures) -> str:
     """The human-readable report: figures, ratios, target verdicts."""
     r = ratios(figures)
@@ -190,6 +217,7 @@ def table(figures: BenchFigures) -> str:
             f"{lat.samples:,}/{lat.expected:,} events at {lat.achieved_rate:,.0f} ev/s"
             f" (offered {lat.offered_rate:,.0f})",
         ),
+        *_commit_rows(figures.latency_commit_ms),
         (
             "worker peak RSS",
             f"{figures.processor_peak_rss_bytes / 2**20:,.0f} MiB",
@@ -251,6 +279,7 @@ def as_json(figures: BenchFigures) -> dict[str, Any]:
             "environment": figures.environment,
             "stages": stages,
             "latency": asdict(figures.latency),
+            "latency_commit_ms": figures.latency_commit_ms,
             "processor_peak_rss_bytes": figures.processor_peak_rss_bytes,
             "processor_outcomes": figures.processor_outcomes,
             "processor_outcomes_match_workload": outcomes_match(figures),

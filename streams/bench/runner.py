@@ -35,7 +35,7 @@ from schemas.codec import OBJECT_EVENT
 from streams.bench.bridge_stage import bridge_publish, raw_produce
 from streams.bench.latency import measure_latency
 from streams.bench.reference_sqlite import run_reference
-from streams.bench.report import BenchFigures, LatencySummary, Throughput
+from streams.bench.report import BenchFigures, LatencySummary, Throughput, spread
 from streams.bench.restore_stage import WORKER_RESTORE_CONFIG, raw_consume, restore_all
 from streams.bench.workload import Workload, WorkloadSpec, build_workload, identity_key, make_event
 from streams.kafka_clients import client_config
@@ -361,7 +361,7 @@ def _measure(
         assert lat_process.stdin is not None
         lat_process.stdin.close()
         lat_process.stdin = None
-    finish_stage_process(lat_process, 120)
+    latency_worker = finish_stage_process(lat_process, 120)
 
     profile: list[dict[str, Any]] = []
     if settings.profile:
@@ -412,5 +412,6 @@ def _measure(
         raw_produce=Throughput(raw.records, raw.seconds),
         rss_budget_bytes=settings.rss_budget_mb * 2**20,
         profile=profile,
+        latency_commit_ms=spread(latency_worker["commit_ms"]),
     )
     return figures, latency.latencies_ms

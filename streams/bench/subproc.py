@@ -51,6 +51,7 @@ class TimedWorker(Worker):
         self._expect = expect
         self._stop = stop
         self._progress = _Progress("processor", expect)
+        self.commit_ms: list[float] = []  # each commit step's duration, for the latency stage
 
     def _begin(self) -> None:
         if self.clock.first_record is None:
@@ -58,7 +59,9 @@ class TimedWorker(Worker):
         super()._begin()
 
     def _commit(self) -> None:
+        started = time.monotonic()
         super()._commit()
+        self.commit_ms.append((time.monotonic() - started) * 1000)
         clock = self.clock
         clock.committed = self.committed_records
         clock.commits = self.commits
@@ -80,6 +83,8 @@ def worker_config(spec: dict[str, Any]) -> WorkerConfig:
         commit_every=spec["commit_every"],
         commit_interval_ms=spec["commit_interval_ms"],
         batch_size=spec["batch_size"],
+        extra_consumer_config=spec.get("extra_consumer_config", {}),
+        extra_producer_config=spec.get("extra_producer_config", {}),
     )
 
 
@@ -97,6 +102,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     profiler = cProfile.Profile() if spec.get("profile") else None
     counters: dict[str, int] = {}
     aborts = 0
+    commit_ms: list[float] = []
     if spec["mode"] == "limit":
         config = PassThroughConfig(
             bootstrap_servers=spec["bootstrap_servers"],
@@ -121,6 +127,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
                 profiler.dump_stats(spec["profile"])
         counters = worker.counters.totals()
         aborts = worker.aborts
+        commit_ms = worker.commit_ms
     return {
         "first_record": clock.first_record,
         "last_commit": clock.last_commit,
@@ -128,9 +135,24 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         "commits": clock.commits,
         "aborts": aborts,
         "counters": counters,
-        # Linux reports ru_maxrss in KiB.
-        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        "commit_ms": [round(ms, 2) for ms in commit_ms],
+        "peak_rss_bytes": peak_rss_bytes(),
     }
+
+
+def peak_rss_bytes() -> int:
+    """This process image's peak resident set (VmHWM).
+
+    Not ``getrusage().ru_maxrss``: Linux keeps that across ``fork`` + ``exec``, so
+    a stage started by the bench would report the bench's own size (it holds the
+    whole pre-serialized workload) whenever that is the larger. VmHWM belongs to
+    the address space, which ``exec`` replaces.
+    """
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024  # kB
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # not Linux
 
 
 def main(argv: list[str]) -> int:
