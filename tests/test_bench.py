@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -239,3 +241,24 @@ def test_quick_bench_end_to_end(kafka_bootstrap: str, tmp_path: Path) -> None:
     assert document["processor_peak_rss_bytes"] > 0
     assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "ratio processor/limit" in result.output
+
+
+# ---- peak RSS ------------------------------------------------------------------------------------
+
+
+def test_a_stage_reports_its_own_peak_rss_not_its_parents() -> None:
+    """Linux carries ru_maxrss across fork + exec: a stage started by a bench that holds
+    a large workload must still report only its own memory (VmHWM)."""
+    ballast = bytearray(400 * 2**20)  # the bench's pre-serialized workload, in spirit
+    ballast[::4096] = b"\x01" * len(ballast[::4096])  # touch every page: resident
+    probe = (
+        "import resource; from streams.bench.subproc import peak_rss_bytes;"
+        " print(peak_rss_bytes(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], check=True, capture_output=True, text=True
+    ).stdout
+    own, inherited = (int(value) for value in out.split())
+    assert inherited >= 400 * 2**20  # what the bench used to report
+    assert own < 200 * 2**20
+    del ballast
