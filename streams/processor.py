@@ -124,13 +124,12 @@ class _OverlayView:
     """The state one record sees: the open transaction's changes, then committed state."""
 
     def __init__(self, overlay: TransactionOverlay, store: PartitionStore, partition: int) -> None:
-        self._overlay = overlay
+        self.changes = overlay.changes_of(partition)
         self._store = store
-        self._partition = partition
 
     def get(self, key: bytes) -> bytes | None:
-        found, value = self._overlay.lookup(self._partition, key)
-        return value if found else self._store.get(key)
+        changes = self.changes
+        return changes[key] if key in changes else self._store.get(key)
 
 
 # Expired dedupe ids tombstoned per partition and commit, to bound commit time.
@@ -150,6 +149,8 @@ class Worker:
         on_commit: CommitListener | None = None,
     ) -> None:
         self.config = config
+        self._policy = config.policy  # read per record
+        self._audit = config.audit_topic is not None
         self.counters = OutcomeCounters()
         self._faults = faults or FaultInjector()
         self._on_commit = on_commit
@@ -319,15 +320,15 @@ class Worker:
             view = pending.views[partition] = _OverlayView(
                 pending.overlay, self._store(partition), partition
             )
-        audit = self.config.audit_topic is not None
+        audit = self._audit
         previous = previous_position(view, identity) if audit else None
         try:
-            verdict = decide_record(view, event, identity, at, self.config.policy)
+            verdict = decide_record(view, event, identity, at, self._policy)
         except UndecidableEvent as undecidable:
             self._dead_letter(message, undecidable.reason, undecidable.message, event, previous)
             return
-        for state_key, value in verdict.changes.items():
-            pending.overlay.put(partition, state_key, value)
+        if verdict.changes:
+            view.changes.update(verdict.changes)
         if verdict.outbox is not None:
             # No delivery callback: a failed outbox record makes the transaction
             # abortable, and commit_transaction then raises (handled by _recover).

@@ -191,6 +191,10 @@ class TransactionOverlay:
     def put(self, partition: int, key: bytes, value: bytes | None) -> None:
         self._changes.setdefault(partition, {})[key] = value
 
+    def changes_of(self, partition: int) -> dict[bytes, bytes | None]:
+        """The partition's changes, as a live dict (writes to it are changes)."""
+        return self._changes.setdefault(partition, {})
+
     def partitions(self) -> dict[int, dict[bytes, bytes | None]]:
         return self._changes
 
