@@ -80,6 +80,7 @@ from connectors.filters import BridgeTally, EventFilter
 from connectors.kafka_publisher import EventPublisher, PublishError
 from connectors.normalize import normalize
 from connectors.results import ParseResult
+from connectors.s3_native import DEFAULT_S3_PARSE_OPTIONS, S3ParseOptions
 from connectors.sns_signature import (
     SUBSCRIPTION_CONFIRMATION,
     UNSUBSCRIBE_CONFIRMATION,
@@ -222,8 +223,11 @@ class HttpBridge:
         settings: HttpSettings,
         publisher: EventPublisher,
         event_filter: EventFilter | None = None,
+        *,
+        s3_options: S3ParseOptions = DEFAULT_S3_PARSE_OPTIONS,
     ) -> None:
         self.settings = settings
+        self._s3_options = s3_options
         self.publisher = GroupPublisher(publisher)
         self._filter = event_filter or EventFilter()
         self.tally = BridgeTally()
@@ -322,7 +326,7 @@ class HttpBridge:
                 "SNS unsubscribed this endpoint", extra={"topic_arn": document.get("TopicArn")}
             )
             return _json(200, {"status": "unsubscribe_noted"})
-        return await self.deliver(raw, "sns", normalize(raw, route_origin("sns")))
+        return await self.deliver(raw, "sns", normalize(raw, route_origin("sns"), self._s3_options))
 
     async def _confirm(self, document: dict[str, object]) -> web.Response:
         url = str(document["SubscribeURL"])
@@ -347,7 +351,7 @@ class HttpBridge:
         raw = await self.read_body(request)
         if isinstance(raw, web.Response):
             return raw
-        return await self.deliver(raw, route, normalize(raw, route_origin(route)))
+        return await self.deliver(raw, route, normalize(raw, route_origin(route), self._s3_options))
 
     async def read_body(self, request: web.Request) -> bytes | web.Response:
         """The body of a request (counted), or the 413 answer above ``max_body_bytes``."""

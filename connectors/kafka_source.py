@@ -44,6 +44,7 @@ from connectors.filters import BridgeTally, EventFilter
 from connectors.identity import event_identity
 from connectors.kafka_publisher import Topics
 from connectors.normalize import normalize
+from connectors.s3_native import DEFAULT_S3_PARSE_OPTIONS, S3ParseOptions
 from schemas.codec import OBJECT_EVENT, REJECTED_RECORD
 from schemas.records import RejectedRecord
 from streams.faults import FaultInjector, FaultPoint
@@ -84,8 +85,10 @@ class KafkaSource:
         event_filter: EventFilter | None = None,
         *,
         faults: FaultInjector | None = None,
+        s3_options: S3ParseOptions = DEFAULT_S3_PARSE_OPTIONS,
     ) -> None:
         self.config = config
+        self._s3_options = s3_options
         self._filter = event_filter or EventFilter()
         self._faults = faults or FaultInjector()
         self.tally = BridgeTally()
@@ -189,7 +192,7 @@ class KafkaSource:
         for message in messages:
             raw = message.value() or b""
             origin = origin_of(message)
-            result, filtered = self._filter.apply(normalize(raw, origin))
+            result, filtered = self._filter.apply(normalize(raw, origin, self._s3_options))
             timestamp = message.timestamp()[1]
             for event in result.events:
                 identity = event_identity(event.source, event.bucket, event.key)

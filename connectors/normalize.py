@@ -44,6 +44,11 @@ notification delivered to SQS and read as a ``ReceiveMessage`` response is
 2); a deeper inner document is rejected as ``not_a_notification`` naming its
 path, so a hostile message cannot make the bridge recurse without bound.
 
+``s3_options`` (:class:`~connectors.s3_native.S3ParseOptions`) reaches the
+native S3 parser through every envelope, so a bridge's
+``--allow-missing-sequencer`` applies whether S3 records arrive plain, through
+SNS or through SQS.
+
 JSON decoding is strict, because the exact bytes may be dead-lettered and
 reread by other tools:
 
@@ -63,6 +68,7 @@ recognizes is rejected as ``not_a_notification``. Nothing here raises.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -71,6 +77,7 @@ from typing import Final
 from connectors.aws_envelopes import (
     LAMBDA_SNS_EVENT_SOURCE,
     LAMBDA_SQS_EVENT_SOURCE,
+    InnerParser,
     parse_lambda_sns_record,
     parse_lambda_sqs_record,
     parse_sns_message,
@@ -84,7 +91,7 @@ from connectors.gcs import looks_like_gcs, parse_gcs
 from connectors.json_fields import index_path, member_path
 from connectors.results import ParsedItem, ParseResult, concat
 from connectors.s3_eventbridge import parse_eventbridge_event
-from connectors.s3_native import parse_s3_records
+from connectors.s3_native import DEFAULT_S3_PARSE_OPTIONS, S3ParseOptions, parse_s3_records
 from connectors.supabase import looks_like_supabase, parse_supabase
 
 __all__ = ["MAX_ENVELOPE_DEPTH", "ParseResult", "normalize", "normalize_document", "normalize_with"]
@@ -101,15 +108,15 @@ _THE_BODY: Final = "the body"
 class _Parser:
     """A notification format: how to recognize a document, and how to parse it.
 
-    ``parse(document, origin, path, depth)``: ``path`` is the JSON path of the
-    document inside the received message ("" for the message itself) and
-    ``depth`` the number of envelopes already unwrapped around it.
+    ``parse(document, origin, path, depth, s3_options)``: ``path`` is the JSON
+    path of the document inside the received message ("" for the message
+    itself) and ``depth`` the number of envelopes already unwrapped around it.
     """
 
     name: str
     shape: str
     recognizes: Callable[[object], bool]
-    parse: Callable[[object, str, str, int], ParseResult]
+    parse: Callable[[object, str, str, int, S3ParseOptions], ParseResult]
 
 
 # --------------------------------------------------------------------------- JSON decoding
@@ -217,7 +224,9 @@ def _too_deep(path: str, depth: int) -> ParseResult | None:
 # --------------------------------------------------------------------------- dispatch
 
 
-def normalize(raw: bytes, origin: str) -> ParseResult:
+def normalize(
+    raw: bytes, origin: str, s3_options: S3ParseOptions = DEFAULT_S3_PARSE_OPTIONS
+) -> ParseResult:
     """Turn one received message body into events, rejections and ignore notes.
 
     ``origin`` says where the bytes came from and is copied into every event.
@@ -228,7 +237,7 @@ def normalize(raw: bytes, origin: str) -> ParseResult:
         document = _decode_json(raw)
     except _JsonError as error:
         return ParseResult.rejected(RejectReason.MALFORMED_JSON, str(error))
-    return normalize_document(document, origin)
+    return normalize_document(document, origin, s3_options=s3_options)
 
 
 def normalize_with(
@@ -247,7 +256,11 @@ def normalize_with(
 
 
 def normalize_document(
-    document: object, origin: str, path: str = "", depth: int = 0
+    document: object,
+    origin: str,
+    path: str = "",
+    depth: int = 0,
+    s3_options: S3ParseOptions = DEFAULT_S3_PARSE_OPTIONS,
 ) -> ParseResult:
     """Dispatch one decoded document to the first format that recognizes it.
 
@@ -259,7 +272,7 @@ def normalize_document(
         return refused
     for parser in _PARSERS:
         if parser.recognizes(document):
-            return parser.parse(document, origin, path, depth)
+            return parser.parse(document, origin, path, depth, s3_options)
     known = ", ".join(parser.name for parser in _PARSERS)
     return ParseResult.rejected(
         RejectReason.NOT_A_NOTIFICATION,
@@ -268,7 +281,13 @@ def normalize_document(
     )
 
 
-def normalize_text(text: str, origin: str, path: str, depth: int) -> ParseResult:
+def normalize_text(
+    text: str,
+    origin: str,
+    path: str,
+    depth: int,
+    s3_options: S3ParseOptions = DEFAULT_S3_PARSE_OPTIONS,
+) -> ParseResult:
     """Decode an envelope's inner body (a JSON string) strictly, then dispatch it.
 
     The callback that envelopes use for their inner documents; a body that is
@@ -287,7 +306,12 @@ def normalize_text(text: str, origin: str, path: str, depth: int) -> ParseResult
         else:
             message = f"{path}: {message}"
         return ParseResult.rejected(RejectReason.MALFORMED_JSON, message)
-    return normalize_document(document, origin, path, depth)
+    return normalize_document(document, origin, path, depth, s3_options)
+
+
+def _inner(s3_options: S3ParseOptions) -> InnerParser:
+    """The envelopes' callback for inner documents, carrying the S3 options along."""
+    return functools.partial(normalize_text, s3_options=s3_options)
 
 
 # --------------------------------------------------------------------------- formats
@@ -330,14 +354,16 @@ def _record_source(record: object) -> str | None:
     return None
 
 
-def _parse_records(document: object, origin: str, path: str, depth: int) -> ParseResult:
+def _parse_records(
+    document: object, origin: str, path: str, depth: int, s3_options: S3ParseOptions
+) -> ParseResult:
     """A ``Records`` document: S3-family records, Lambda SQS or SNS records, or a mix."""
     records = document.get("Records") if isinstance(document, dict) else None
     if not isinstance(document, dict) or not isinstance(records, list):
-        return _within(path, parse_s3_records(document, origin))
+        return _within(path, parse_s3_records(document, origin, s3_options))
     sources = [_record_source(record) for record in records]
     if not any(sources):
-        return _within(path, parse_s3_records(document, origin))
+        return _within(path, parse_s3_records(document, origin, s3_options))
     # The S3 parser yields one item per record, in order, and names each by its
     # index: give it the whole list with the envelope records masked out, so
     # its messages keep the real indices, and take its items for S3 records.
@@ -345,43 +371,52 @@ def _parse_records(document: object, origin: str, path: str, depth: int) -> Pars
     s3_items: tuple[ParsedItem, ...] = ()
     if not all(sources):
         masked = [None if source else record for record, source in pairs]
-        s3_items = parse_s3_records({**document, "Records": masked}, origin).items
+        s3_items = parse_s3_records({**document, "Records": masked}, origin, s3_options).items
     records_path = member_path(path, "Records")
     parts: list[ParseResult] = []
     for index, (record, source) in enumerate(pairs):
         record_path = index_path(records_path, index)
         if source == _SQS:
             parts.append(
-                parse_lambda_sqs_record(record, origin, record_path, depth, normalize_text)
+                parse_lambda_sqs_record(record, origin, record_path, depth, _inner(s3_options))
             )
         elif source == _SNS:
             parts.append(
-                parse_lambda_sns_record(record, origin, record_path, depth, normalize_text)
+                parse_lambda_sns_record(record, origin, record_path, depth, _inner(s3_options))
             )
         elif len(s3_items) == len(records):
             parts.append(_within(path, ParseResult.of(s3_items[index])))
         else:  # the S3 parser broke its one-item-per-record contract: parse alone
-            alone = parse_s3_records({"Records": [record]}, origin)
+            alone = parse_s3_records({"Records": [record]}, origin, s3_options)
             parts.append(_within(record_path, alone))
     return concat(parts)
 
 
-def _parse_sns(document: object, origin: str, path: str, depth: int) -> ParseResult:
-    return parse_sns_message(document, origin, path, depth, normalize_text)
+def _parse_sns(
+    document: object, origin: str, path: str, depth: int, s3_options: S3ParseOptions
+) -> ParseResult:
+    return parse_sns_message(document, origin, path, depth, _inner(s3_options))
 
 
-def _parse_sqs(document: object, origin: str, path: str, depth: int) -> ParseResult:
-    return parse_sqs_receive_response(document, origin, path, depth, normalize_text)
+def _parse_sqs(
+    document: object, origin: str, path: str, depth: int, s3_options: S3ParseOptions
+) -> ParseResult:
+    return parse_sqs_receive_response(document, origin, path, depth, _inner(s3_options))
 
 
-def _parse_eventbridge(document: object, origin: str, path: str, depth: int) -> ParseResult:
+def _parse_eventbridge(
+    document: object, origin: str, path: str, depth: int, s3_options: S3ParseOptions
+) -> ParseResult:
+    # S3 always puts a sequencer in EventBridge events; the option is for native records.
     return parse_eventbridge_event(document, origin, path)
 
 
 def _provider(parse: Callable[[object, str], ParseResult]) -> Callable[..., ParseResult]:
-    """A provider parser that knows no envelope: it ignores path and depth."""
+    """A provider parser that knows no envelope: it ignores path, depth and the S3 options."""
 
-    def parse_document(document: object, origin: str, path: str, depth: int) -> ParseResult:
+    def parse_document(
+        document: object, origin: str, path: str, depth: int, s3_options: S3ParseOptions
+    ) -> ParseResult:
         return _within(path, parse(document, origin))
 
     return parse_document

@@ -55,7 +55,9 @@ record                     a JSON object (``not_a_notification``)
 ``s3.object.sequencer``    a non-empty string of hex digits, any length
                            (``invalid_sequencer``); required (absent is
                            ``invalid_sequencer``) for the names whose kinds
-                           change content, optional for the others
+                           change content, optional for the others; with
+                           :attr:`S3ParseOptions.allow_missing_sequencer`,
+                           absent (or null) is accepted for every name
 =========================  ===================================================
 
 Event names and kinds: :mod:`connectors.s3_event_names` holds Amazon S3's
@@ -78,6 +80,15 @@ of one sequencer that the source's order calls equal. A record without a
 sequencer (possible only for kinds that do not change content) falls back to
 its version id, event time and ETag, and failing all three to a hash of the
 whole record (:func:`fallback_event_id`).
+
+Positionless producers: some S3-compatible systems and emulators (moto among
+them) send created events without a sequencer. By default such a record stays
+``invalid_sequencer``: Amazon S3 always sends one, so its absence means the
+input is not what it claims to be. A bridge run with
+``--allow-missing-sequencer`` (:class:`S3ParseOptions`) accepts it with
+position None and the fallback id; the processor then treats the event as
+dedupe-only, which keeps redeliveries out of the outbox but cannot tell an
+older write delivered late from a newer one (docs/aws-setup.md).
 """
 
 from __future__ import annotations
@@ -108,11 +119,13 @@ from schemas.records import ObjectEvent
 from streams.ordering import AWS_SEQUENCER_ORDER
 
 __all__ = [
+    "DEFAULT_S3_PARSE_OPTIONS",
     "S3_EVENT_SOURCE",
     "S3_SOURCE",
     "S3_TEST_EVENT",
     "KeyEncodingError",
     "ParseResult",
+    "S3ParseOptions",
     "decode_form_key",
     "fallback_event_id",
     "parse_s3_records",
@@ -131,6 +144,22 @@ S3_TEST_EVENT: Final = "s3:TestEvent"
 _SCHEMA_VERSION: Final = re.compile(r"2\.([0-9]+)")
 _SCHEMA_EXPECTATION: Final = "seqgate accepts S3 event schema 2.x with x >= 1"
 _HEX_BYTES: Final = frozenset(b"0123456789abcdefABCDEF")
+
+
+@dataclass(frozen=True, slots=True)
+class S3ParseOptions:
+    """How strictly native S3-style records are read (set per bridge).
+
+    ``allow_missing_sequencer``: accept a record without ``sequencer`` even for
+    a name that changes content; its event has position None (dedupe-only
+    downstream) and a fallback id. For S3-compatible producers that never send
+    one; Amazon S3 always does, so the default refuses such records.
+    """
+
+    allow_missing_sequencer: bool = False
+
+
+DEFAULT_S3_PARSE_OPTIONS: Final = S3ParseOptions()
 
 
 class KeyEncodingError(ValueError):
@@ -397,16 +426,25 @@ def _object_key(obj: dict[object, object], object_path: str) -> str:
 
 
 def _sequencer(
-    obj: dict[object, object], object_path: str, info: S3EventName, rules: _Rules
+    obj: dict[object, object],
+    object_path: str,
+    info: S3EventName,
+    rules: _Rules,
+    options: S3ParseOptions,
 ) -> str | None:
-    """The record's sequencer; None only when it is optional for this name and absent."""
-    why = f"{rules.provider} sends one with every {info.name} event: it is the event's position"
-    return sequencer_member(
-        obj, object_path, required_because=why if info.sequencer_required else None
+    """The record's sequencer; None only when it may be absent and is."""
+    required = info.sequencer_required and not options.allow_missing_sequencer
+    why = (
+        f"{rules.provider} sends one with every {info.name} event: it is the event's position;"
+        " for an S3-compatible producer that never sends one, run the bridge with"
+        " --allow-missing-sequencer"
     )
+    return sequencer_member(obj, object_path, required_because=why if required else None)
 
 
-def _parse_record(record: object, index: int, origin: str) -> ObjectEvent:
+def _parse_record(
+    record: object, index: int, origin: str, options: S3ParseOptions = DEFAULT_S3_PARSE_OPTIONS
+) -> ObjectEvent:
     """One record -> one event; raises RecordRejected for an invalid record."""
     path = f"Records[{index}]"
     if not isinstance(record, dict):
@@ -423,7 +461,7 @@ def _parse_record(record: object, index: int, origin: str) -> ObjectEvent:
     object_path = f"{s3_path}.object"
     obj = object_member(s3, "object", s3_path)
     key = _object_key(obj, object_path)
-    sequencer = _sequencer(obj, object_path, info, rules)
+    sequencer = _sequencer(obj, object_path, info, rules, options)
     version_id = optional_string(obj, "versionId", object_path)
     size = optional_size(obj, "size", object_path)
     etag = optional_string(obj, "eTag", object_path)
@@ -456,7 +494,9 @@ def _parse_record(record: object, index: int, origin: str) -> ObjectEvent:
     )
 
 
-def parse_s3_records(document: object, origin: str) -> ParseResult:
+def parse_s3_records(
+    document: object, origin: str, options: S3ParseOptions = DEFAULT_S3_PARSE_OPTIONS
+) -> ParseResult:
     """Normalize one native S3 or MinIO notification document (already JSON-decoded).
 
     ``origin`` is copied into every event (``sqs:<queue>``, ``file:<path>:<line>``,
@@ -484,7 +524,7 @@ def parse_s3_records(document: object, origin: str) -> ParseResult:
     items: list[ParsedItem] = []
     for index, record in enumerate(records):
         try:
-            items.append(_parse_record(record, index, origin))
+            items.append(_parse_record(record, index, origin, options))
         except RecordRejected as rejected:
             items.append(Rejection(rejected.reason, rejected.message, index))
     return ParseResult(tuple(items))

@@ -41,6 +41,7 @@ from botocore.exceptions import (  # type: ignore[import-untyped,import-not-foun
 from connectors.filters import BridgeTally, EventFilter
 from connectors.kafka_publisher import EventPublisher, PublishError
 from connectors.normalize import normalize
+from connectors.s3_native import DEFAULT_S3_PARSE_OPTIONS, S3ParseOptions
 
 log = logging.getLogger(__name__)
 
@@ -126,8 +127,11 @@ class SqsPoller:
         publisher: EventPublisher,
         settings: SqsSettings,
         event_filter: EventFilter | None = None,
+        *,
+        s3_options: S3ParseOptions = DEFAULT_S3_PARSE_OPTIONS,
     ) -> None:
         self._client = client
+        self._s3_options = s3_options
         self._publisher = publisher
         self.settings = settings
         self._filter = event_filter or EventFilter()
@@ -203,7 +207,7 @@ class SqsPoller:
         for message in messages:
             raw = str(message.get("Body", "")).encode("utf-8")
             origin = f"sqs:{self._queue_name}:{message['MessageId']}"
-            result, filtered = self._filter.apply(normalize(raw, origin))
+            result, filtered = self._filter.apply(normalize(raw, origin, self._s3_options))
             self._publisher.submit(result, raw, origin)
             batch.add(result, filtered)
         ids = [str(message["MessageId"]) for message in messages]

@@ -25,7 +25,7 @@ from connectors.errors import Rejection, RejectReason
 from connectors.identity import object_identity
 from connectors.normalize import MAX_ENVELOPE_DEPTH, normalize, normalize_document
 from connectors.results import Ignored, ParseResult
-from connectors.s3_native import parse_s3_records
+from connectors.s3_native import DEFAULT_S3_PARSE_OPTIONS, S3ParseOptions, parse_s3_records
 from connectors.samples import lambda_sqs_record, s3_notification
 from schemas.records import ObjectEvent
 from tests.builders import only_rejection
@@ -346,8 +346,10 @@ def test_mixed_records_survive_an_s3_parser_that_breaks_its_contract(
 
     real = parse_s3_records
 
-    def one_item_short(document: object, origin: str) -> ParseResult:
-        result = real(document, origin)
+    def one_item_short(
+        document: object, origin: str, options: S3ParseOptions = DEFAULT_S3_PARSE_OPTIONS
+    ) -> ParseResult:
+        result = real(document, origin, options)
         records = document.get("Records") if isinstance(document, dict) else None
         return ParseResult(result.items[:-1]) if len(records or []) > 1 else result
 

@@ -4,16 +4,24 @@ Configuration precedence: command-line flags, then `SEQGATE_*` environment
 variables, then the optional YAML file given with `--config`, then defaults.
 
 One module per group of commands: `app` (the group and the config file),
-`options` (shared options), `offline` (topics, parse), `bridge` (file, sqs,
-kafka), `bridge_http` (http), `worker` (worker, verify, demo), `operate` (reset,
-watermark, status); `broker` comes from `streams.devbroker.cli`, `bench` from
-`streams.bench.cli`.
+`options` (shared options), `offline` (topics, parse), `aws` (S3 notification
+set-up), `bridge` (file, sqs, kafka), `bridge_http` (http), `worker` (worker,
+verify, demo), `operate` (reset, watermark, status); `broker` comes from
+`streams.devbroker.cli`, `bench` from `streams.bench.cli`.
 """
 
 from __future__ import annotations
 
 from streams.bench.cli import bench
-from streams.cli import bridge, bridge_http, dispatch, offline, operate, worker  # noqa: F401  (register commands)
+from streams.cli import (  # noqa: F401  (register commands)
+    aws,
+    bridge,
+    bridge_http,
+    dispatch,
+    offline,
+    operate,
+    worker,
+)
 from streams.cli.app import cli
 from streams.devbroker.cli import broker
 

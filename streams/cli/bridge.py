@@ -16,12 +16,14 @@ import click
 from connectors.filters import EventFilter
 from connectors.kafka_publisher import EventPublisher, PublishError, Topics
 from connectors.normalize import normalize
+from connectors.s3_native import S3ParseOptions
 from streams.cli.app import cli
 from streams.cli.offline import _read
 from streams.cli.options import (
     F,
     bootstrap_option,
     filter_options,
+    s3_parse_option,
     session_timeout_option,
     setting,
 )
@@ -67,6 +69,7 @@ def bridge() -> None:
 )
 @click.option("--jsonl", is_flag=True, help="Read one document per line (default: by content).")
 @filter_options
+@s3_parse_option
 def bridge_file(
     paths: tuple[str, ...],
     bootstrap_servers: str,
@@ -75,6 +78,7 @@ def bridge_file(
     delivery_timeout_ms: int,
     jsonl: bool,
     event_filter: EventFilter,
+    s3_options: S3ParseOptions,
 ) -> None:
     """Publish the notifications found in files (JSON or JSON Lines; - is stdin).
 
@@ -99,7 +103,7 @@ def bridge_file(
     filtered = 0
     for path in paths:
         for message in _read(path, jsonl):
-            result, dropped = event_filter.apply(normalize(message.raw, message.origin))
+            result, dropped = event_filter.apply(normalize(message.raw, message.origin, s3_options))
             publisher.submit(result, message.raw, message.origin)
             filtered += dropped
             messages += 1
@@ -245,6 +249,7 @@ def _stop_on_signals() -> threading.Event:
     " run until SIGTERM.",
 )
 @filter_options
+@s3_parse_option
 @_bridge_metrics_options
 def bridge_sqs(
     queue_url: str,
@@ -261,6 +266,7 @@ def bridge_sqs(
     max_messages: int | None,
     idle_exit_seconds: float | None,
     event_filter: EventFilter,
+    s3_options: S3ParseOptions,
     metrics_port: int | None,
     metrics_host: str,
 ) -> None:
@@ -321,7 +327,7 @@ def bridge_sqs(
             Topics(events_topic, rejected_topic),
             delivery_timeout_ms=delivery_timeout_ms,
         )
-        poller = SqsPoller(client, poller_publisher, settings, event_filter)
+        poller = SqsPoller(client, poller_publisher, settings, event_filter, s3_options=s3_options)
     except (ValueError, BotoCoreError) as error:
         raise CliError(f"--queue-url/--region/--endpoint-url: {error}") from error
     stop = _stop_on_signals()
@@ -410,6 +416,7 @@ def bridge_sqs(
     " arrived for this long (one-shot drains). Default: run until SIGTERM.",
 )
 @filter_options
+@s3_parse_option
 @_bridge_metrics_options
 def bridge_kafka(
     source_topic: str,
@@ -423,6 +430,7 @@ def bridge_kafka(
     session_timeout_ms: int,
     idle_exit_seconds: float | None,
     event_filter: EventFilter,
+    s3_options: S3ParseOptions,
     metrics_port: int | None,
     metrics_host: str,
 ) -> None:
@@ -462,7 +470,7 @@ def bridge_kafka(
         idle_exit_seconds=idle_exit_seconds,
     )
     stop = _stop_on_signals()
-    source = KafkaSource(config, event_filter, faults=faults)
+    source = KafkaSource(config, event_filter, faults=faults, s3_options=s3_options)
     metrics = _serve_metrics(metrics_host, metrics_port, source.tally.as_dict)
     try:
         source.run(stop)

@@ -13,6 +13,7 @@ import click
 
 from connectors.filters import EventFilter
 from connectors.kafka_publisher import EventPublisher, PublishError, Topics
+from connectors.s3_native import S3ParseOptions
 from streams.cli.bridge import (
     _bridge_topic_options,
     bridge,
@@ -22,6 +23,7 @@ from streams.cli.options import (
     _items,
     bootstrap_option,
     filter_options,
+    s3_parse_option,
     setting,
 )
 from streams.errors import CliError
@@ -298,6 +300,7 @@ def _gcs_verifier(
 )
 @_webhook_options
 @filter_options
+@s3_parse_option
 def bridge_http(
     host: str,
     port: int,
@@ -313,6 +316,7 @@ def bridge_http(
     sns_max_age_seconds: int,
     shutdown_timeout_seconds: float,
     event_filter: EventFilter,
+    s3_options: S3ParseOptions,
     webhooks: WebhookSettings,
 ) -> None:
     """Receive storage webhooks (S3-family, SNS, EventBridge, MinIO, GCS, Azure,
@@ -386,7 +390,7 @@ def bridge_http(
         Topics(events_topic, rejected_topic),
         delivery_timeout_ms=delivery_timeout_ms,
     )
-    bridge_server = HttpBridge(settings, publisher, event_filter)
+    bridge_server = HttpBridge(settings, publisher, event_filter, s3_options=s3_options)
 
     def listening(bound_host: str, bound_port: int) -> None:
         shown = f"[{bound_host}]" if ":" in bound_host else bound_host

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 import click
 
 from connectors.filters import EventFilter, FilterError
+from connectors.s3_native import S3ParseOptions
 from streams.errors import CliError
 from streams.policy import (
     DEFAULT_ADMITTED_KINDS,
@@ -206,6 +207,28 @@ def filter_options(func: Callable[..., Any]) -> Callable[..., Any]:
     wrapped: Callable[..., Any] = with_filter
     for option in reversed(options):
         wrapped = option(wrapped)
+    return wrapped
+
+
+def s3_parse_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """`--allow-missing-sequencer`; the command receives one `s3_options: S3ParseOptions`."""
+
+    @functools.wraps(func)
+    def with_s3_options(*args: Any, allow_missing_sequencer: bool, **kwargs: Any) -> Any:
+        kwargs["s3_options"] = S3ParseOptions(allow_missing_sequencer=allow_missing_sequencer)
+        return func(*args, **kwargs)
+
+    option = setting(
+        "--allow-missing-sequencer",
+        "SEQGATE_ALLOW_MISSING_SEQUENCER",
+        is_flag=True,
+        default=False,
+        help="Accept S3 records without a sequencer (S3-compatible producers and emulators"
+        " that send none) as position-less events: the worker then only drops redeliveries"
+        " and cannot detect an older write delivered late (docs/aws-setup.md). Default:"
+        " rejected as invalid_sequencer.",
+    )
+    wrapped: Callable[..., Any] = option(with_s3_options)
     return wrapped
 
 
