@@ -254,6 +254,18 @@ def test_parse_reads_stdin() -> None:
     assert (second["status"], second["origin"]) == ("rejected", "file:stdin:2")
 
 
+def test_parse_accepts_a_record_without_sequencer_only_when_told() -> None:
+    data = to_bytes(s3_notification(s3_record(sequencer=None)))
+    strict = parse_lines(invoke(["parse", "-"], stdin=data).stdout)
+    assert [(line["status"], line["reason"]) for line in strict] == [
+        ("rejected", "invalid_sequencer")
+    ]
+    lenient = invoke(["parse", "--allow-missing-sequencer", "-"], stdin=data)
+    assert lenient.exit_code == 0, (lenient.stdout, lenient.stderr)
+    (event,) = parse_lines(lenient.stdout)
+    assert (event["status"], event["position"]) == ("event", None)
+
+
 def test_parse_in_a_real_process_exits_0_on_bad_input(tmp_path: Path) -> None:
     source = tmp_path / "notifications.jsonl"
     write_parse_input(source)

@@ -11,11 +11,13 @@ from connectors.file_source import RawMessage, read_messages
 from connectors.normalize import normalize, normalize_with
 from connectors.providers import PROVIDERS, provider_parser
 from connectors.results import describe
+from connectors.s3_native import S3ParseOptions
 from schemas.records import ObjectEvent
 from streams.cli.app import cli
 from streams.cli.options import (
     application_option,
     bootstrap_option,
+    s3_parse_option,
     setting,
     topic_options,
 )
@@ -141,6 +143,7 @@ def topics_create(
     "--appwrite-events",
     help="With --provider appwrite: the X-Appwrite-Webhook-Events header that came with it.",
 )
+@s3_parse_option
 def parse(
     files: tuple[str, ...],
     ordering: str,
@@ -148,6 +151,7 @@ def parse(
     provider: str,
     cloud_name: str | None,
     appwrite_events: str | None,
+    s3_options: S3ParseOptions,
 ) -> None:
     """Normalize notifications offline and print one JSON line per record.
 
@@ -175,7 +179,7 @@ def parse(
     for path in files:
         for message in _read(path, jsonl):
             if parser is None:
-                result = normalize(message.raw, message.origin)
+                result = normalize(message.raw, message.origin, s3_options)
             else:
                 result = normalize_with(message.raw, message.origin, parser)
             for item in result.items:
