@@ -36,7 +36,7 @@ class InputPosition:
     record_time: int  # the input record's Kafka timestamp (ms)
 
 
-@dataclass
+@dataclass(slots=True)
 class Verdict:
     outcome: Outcome
     outbox: OutboxRecord | None = None

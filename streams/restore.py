@@ -6,7 +6,14 @@ import logging
 import time
 from collections.abc import Callable
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Message,
+    TopicPartition,
+)
 
 from streams.kafka_clients import client_config
 from streams.state_store import PartitionStore
@@ -30,11 +37,31 @@ def restore_consumer_config(bootstrap_servers: str, application_id: str) -> dict
             # A restore reads to the end and stops: librdkafka's default 500 ms
             # fetch wait cost ~0.9 s per partition (measured by `seqgate bench`).
             "fetch.wait.max.ms": 10,
+            # Restore drains one partition at a time, faster than one fetch refills
+            # it: librdkafka's default 1,000 ms pause whenever the local queue is
+            # over queued.min.messages left it idle for a second at a time (measured:
+            # 210,000-420,000 records/s with it, 780,000-830,000 without).
+            "fetch.queue.backoff.ms": 10,
             "enable.auto.commit": False,
             "enable.partition.eof": True,
             "auto.offset.reset": "earliest",
         },
     )
+
+
+def next_batch(consumer: Consumer) -> list[Message]:
+    """What the consumer has fetched, up to a batch; else the next record to arrive.
+
+    Batches, not poll(): one call per record cost more than the restore itself. But
+    consume() with a timeout waits for a *full* batch: whenever the fetcher fell
+    behind, each call idled the whole timeout (measured: 47 waits of ~50 ms in one
+    760,000-record restore, a third of its time). Taking what is there, and waiting
+    only for one record when nothing is, keeps the batches without the idling.
+    """
+    messages: list[Message] = consumer.consume(_CONSUME_BATCH, 0)
+    if messages:
+        return messages
+    return consumer.consume(1, _CONSUME_WAIT_S)
 
 
 def restore_partition(
@@ -81,9 +108,7 @@ def restore_partition(
         done = False
         last_progress = time.monotonic()
         while not done:
-            # Batches, not poll(): one call per record cost more than the restore itself.
-            # consume() returns early only on a full batch, so its wait stays short.
-            messages = consumer.consume(_CONSUME_BATCH, _CONSUME_WAIT_S)
+            messages = next_batch(consumer)
             if not messages:
                 if time.monotonic() - last_progress > timeout:
                     raise RuntimeError(

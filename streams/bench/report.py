@@ -101,7 +101,7 @@ class BenchFigures:
     bridge: Throughput
     raw_produce: Throughput
     rss_budget_bytes: int
-    # The same restore with the worker's restore-consumer settings (fetch.wait.max.ms 500).
+    # The same restore with the worker's restore-consumer fetch settings.
     restore_worker_config: Throughput = Throughput(0, 0.0)
     environment: dict[str, Any] = field(default_factory=dict)
     profile: list[dict[str, Any]] = field(default_factory=list)
