@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from streams.bench.pairs import Pair, median_pair
 from streams.bench.reference_sqlite import GuideEvent, connect, record_event
 from streams.bench.report import (
     BenchFigures,
@@ -126,6 +127,19 @@ def _figures(**overrides: object) -> BenchFigures:
     }
     values.update(overrides)
     return BenchFigures(**values)  # type: ignore[arg-type]
+
+
+def _pair(limit_rate: float, processor_rate: float) -> Pair:
+    return Pair(Throughput(int(limit_rate), 1.0), Throughput(int(processor_rate), 1.0), {}, {})
+
+
+def test_the_median_ratio_pair_is_reported_with_every_round() -> None:
+    pairs = [_pair(100, 90), _pair(60, 60), _pair(120, 60)]  # 0.9x, 1.0x, 0.5x
+    assert median_pair(pairs) is pairs[0]
+    assert median_pair(pairs[1:]) is pairs[2]  # even count: the lower middle
+    shown = table(_figures(rounds=[pair.as_dict() for pair in pairs]))
+    assert "90/100 = 0.90x, 60/60 = 1.00x, 60/120 = 0.50x" in shown
+    assert "every round" not in table(_figures(rounds=[pairs[0].as_dict()]))
 
 
 def test_percentile_is_nearest_rank() -> None:

@@ -9,12 +9,19 @@ import click
 
 from streams.bench.workload import WorkloadSpec
 
-_QUICK = {"events": 20_000, "identities": 2_000, "latency_seconds": 5.0, "sqlite_events": 5_000}
+_QUICK = {
+    "events": 20_000,
+    "identities": 2_000,
+    "latency_seconds": 5.0,
+    "sqlite_events": 5_000,
+    "rounds": 1,
+}
 _FULL = {
     "events": 1_000_000,
     "identities": 100_000,
     "latency_seconds": 20.0,
     "sqlite_events": 50_000,
+    "rounds": 3,
 }
 
 
@@ -63,6 +70,13 @@ _FULL = {
     show_default=True,
     help="The worker's peak RSS above this is reported as a miss.",
 )
+@click.option(
+    "--rounds",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Alternating (limit, processor) pairs; the median-ratio pair is reported"
+    " (default 3; quick 1).",
+)
 @click.option("--profile", is_flag=True, help="Also run the Worker under cProfile (not timed).")
 @click.option("--keep-topics", is_flag=True, help="Do not delete the benchmark's topics.")
 @click.option("--quick", is_flag=True, help="Small N/K (20,000 / 2,000): under a minute, for CI.")
@@ -93,6 +107,7 @@ def bench(
     bridge_events: int,
     latency_seconds: float | None,
     rss_budget_mb: int,
+    rounds: int | None,
     profile: bool,
     keep_topics: bool,
     quick: bool,
@@ -135,6 +150,7 @@ def bench(
         rss_budget_mb=rss_budget_mb,
         profile=profile,
         keep_topics=keep_topics,
+        rounds=rounds or int(defaults["rounds"]),
     )
     with broker(bootstrap_servers) as (bootstrap, kafka_version):
         result = run_bench(settings, bootstrap, kafka_version)

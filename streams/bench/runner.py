@@ -34,6 +34,7 @@ from connectors.kafka_publisher import Topics
 from schemas.codec import OBJECT_EVENT
 from streams.bench.bridge_stage import bridge_publish, raw_produce
 from streams.bench.latency import measure_latency
+from streams.bench.pairs import measure_pairs, median_pair, round_application_id
 from streams.bench.reference_sqlite import run_reference
 from streams.bench.report import BenchFigures, LatencySummary, Throughput, spread
 from streams.bench.restore_stage import WORKER_RESTORE_CONFIG, raw_consume, restore_all
@@ -59,6 +60,7 @@ class BenchSettings:
     rss_budget_mb: int = 512
     profile: bool = False
     keep_topics: bool = False
+    rounds: int = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +103,7 @@ class _Names:
         self.raw = f"{prefix}-raw"
         self.profile_app = f"{prefix}-prof"
 
-    def specs(self, partitions: int) -> list[TopicSpec]:
+    def specs(self, partitions: int, rounds: int) -> list[TopicSpec]:
         specs = pipeline_topics(
             input_topic=self.input,
             outbox_topic=self.outbox,
@@ -117,8 +119,10 @@ class _Names:
         )
         extra = [self.limit_out, self.bridge, self.bridge_rejected, self.raw]
         specs += [TopicSpec(name, partitions) for name in extra]
-        # The profile run writes its own outbox into the same topics plus its changelog.
-        specs.append(TopicSpec(changelog_topic(self.profile_app), partitions, compacted=True))
+        # The profile run and the later rounds write into the same outbox, with
+        # changelogs of their own.
+        apps = [self.profile_app] + [round_application_id(self.app, r) for r in range(1, rounds)]
+        specs += [TopicSpec(changelog_topic(app), partitions, compacted=True) for app in apps]
         return specs
 
 
@@ -180,10 +184,6 @@ def finish_stage_process(process: subprocess.Popen[bytes], timeout: float) -> di
     return result
 
 
-def _stage_throughput(result: dict[str, Any]) -> Throughput:
-    return Throughput(result["committed"], result["last_commit"] - result["first_record"])
-
-
 def environment(kafka_version: str | None) -> dict[str, Any]:
     mem_kib = 0
     with contextlib.suppress(OSError), open("/proc/meminfo") as meminfo:
@@ -229,13 +229,13 @@ def run_bench(settings: BenchSettings, bootstrap: str, kafka_version: str | None
     n = len(workload)
     names = _Names()
     admin = AdminClient(client_config(bootstrap))
-    create_topics(admin, names.specs(spec.partitions))
+    create_topics(admin, names.specs(spec.partitions, settings.rounds))
     try:
         with tempfile.TemporaryDirectory(prefix="seqgate-bench-") as tmp:
             figures, latencies = _measure(settings, bootstrap, workload, names, Path(tmp))
     finally:
         if not settings.keep_topics:
-            topics = [s.name for s in names.specs(spec.partitions)]
+            topics = [s.name for s in names.specs(spec.partitions, settings.rounds)]
             for future in admin.delete_topics(topics, request_timeout=30).values():
                 with contextlib.suppress(Exception):
                     future.result()
@@ -262,32 +262,27 @@ def _measure(
         "rejected_topic": names.rejected,
     }
     stage_timeout = 600 + n / 200
-    progress("limit: transactional pass-through")
-    process = run_stage_process(
-        {
-            **common,
-            "mode": "limit",
-            "application_id": f"{names.app}-limit",
-            "expect": n,
-            "output_topic": names.limit_out,
-            "state_dir": str(tmp / "unused"),
-        },
+
+    def run_stage(stage: dict[str, Any]) -> dict[str, Any]:
+        return finish_stage_process(run_stage_process(stage), stage_timeout)
+
+    pairs = measure_pairs(
+        run_stage,
+        common,
+        application_id=names.app,
+        limit_output_topic=names.limit_out,
+        expect=n,
+        rounds=settings.rounds,
+        state_root=tmp,
+        progress=progress,
     )
-    limit_result = finish_stage_process(process, stage_timeout)
-    limit = _stage_throughput(limit_result)
-    progress(f"limit: {limit.rate:,.0f} records/s; processor: the Worker")
-    process = run_stage_process(
-        {
-            **common,
-            "mode": "worker",
-            "application_id": names.app,
-            "expect": n,
-            "state_dir": str(tmp / "worker"),
-        },
-    )
-    worker = finish_stage_process(process, stage_timeout)
-    processor = _stage_throughput(worker)
-    progress(f"processor: {processor.rate:,.0f} events/s")
+    for pair in pairs:
+        counters = {k: v for k, v in pair.worker_result["counters"].items() if v}
+        if counters != {k: v for k, v in pairs[0].worker_result["counters"].items() if v}:
+            raise RuntimeError(f"the rounds' workers decided differently: {counters}")
+    chosen = median_pair(pairs)
+    limit, processor = chosen.limit, chosen.processor
+    limit_result, worker = chosen.limit_result, chosen.worker_result
 
     sqlite_n = min(n, settings.sqlite_events)
     progress(f"sqlite reference: {sqlite_n:,} events, one transaction each")
@@ -395,7 +390,7 @@ def _measure(
         },
         limit=limit,
         processor=processor,
-        processor_peak_rss_bytes=int(worker["peak_rss_bytes"]),
+        processor_peak_rss_bytes=max(int(pair.worker_result["peak_rss_bytes"]) for pair in pairs),
         processor_outcomes={k: v for k, v in worker["counters"].items() if v},
         sqlite=Throughput(reference.events, reference.seconds),
         latency=LatencySummary.of(
@@ -413,5 +408,6 @@ def _measure(
         rss_budget_bytes=settings.rss_budget_mb * 2**20,
         profile=profile,
         latency_commit_ms=spread(latency_worker["commit_ms"]),
+        rounds=[pair.as_dict() for pair in pairs],
     )
     return figures, latency.latencies_ms
