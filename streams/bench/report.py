@@ -107,6 +107,8 @@ class BenchFigures:
     profile: list[dict[str, Any]] = field(default_factory=list)
     # The latency stage's worker: duration of each commit step (flush, send offsets, commit).
     latency_commit_ms: dict[str, float] = field(default_factory=dict)
+    # The measuring (bench) process's own garbage collections during the latency stage.
+    latency_gc_ms: dict[str, float] = field(default_factory=dict)
     # Every (limit, processor) pair measured; `limit`/`processor` are the median-ratio pair.
     rounds: list[dict[str, float]] = field(default_factory=list)
 
@@ -188,6 +190,18 @@ def _stage_row(name: str, t: Throughput, note: str = "") -> tuple[str, str, str]
     return (name, f"{t.rate:,.0f} ev/s", f"{t.records:,} in {t.seconds:.2f} s{note}")
 
 
+def _gc_rows(gc_ms: dict[str, float]) -> list[tuple[str, str, str]]:
+    if not gc_ms:
+        return []
+    return [
+        (
+            "  bench's own GC pauses p50 / max",
+            f"{_num(gc_ms['p50'])} / {_num(gc_ms['max'])} ms",
+            f"{gc_ms['count']:,.0f} collections in the measuring process",
+        )
+    ]
+
+
 def _round_rows(rounds: list[dict[str, float]]) -> list[tuple[str, str, str]]:
     if len(rounds) < 2:
         return []
@@ -230,6 +244,7 @@ def table(figures: BenchFigures) -> str:
             f" (offered {lat.offered_rate:,.0f})",
         ),
         *_commit_rows(figures.latency_commit_ms),
+        *_gc_rows(figures.latency_gc_ms),
         (
             "worker peak RSS",
             f"{figures.processor_peak_rss_bytes / 2**20:,.0f} MiB",
@@ -293,6 +308,7 @@ def as_json(figures: BenchFigures) -> dict[str, Any]:
             "latency": asdict(figures.latency),
             "latency_commit_ms": figures.latency_commit_ms,
             "rounds": figures.rounds,
+            "latency_gc_ms": figures.latency_gc_ms,
             "processor_peak_rss_bytes": figures.processor_peak_rss_bytes,
             "processor_outcomes": figures.processor_outcomes,
             "processor_outcomes_match_workload": outcomes_match(figures),

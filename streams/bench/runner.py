@@ -408,6 +408,7 @@ def _measure(
         rss_budget_bytes=settings.rss_budget_mb * 2**20,
         profile=profile,
         latency_commit_ms=spread(latency_worker["commit_ms"]),
+        latency_gc_ms=spread(latency.bench_gc_pauses_ms),
         rounds=[pair.as_dict() for pair in pairs],
     )
     return figures, latency.latencies_ms
