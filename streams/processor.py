@@ -22,8 +22,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
 
 from confluent_kafka import (
     OFFSET_BEGINNING,
@@ -45,91 +43,20 @@ from streams.audit import Decision as Decision  # re-exported: on_commit receive
 from streams.audit import encode_decision, previous_position
 from streams.decider import InputPosition, decide_record, purgeable
 from streams.faults import FaultInjector, FaultPoint
-from streams.kafka_clients import client_config
 from streams.liveness import PartitionProgress, StallWatch, readable_partitions
-from streams.metrics import Tally, WorkerMetrics
-from streams.policy import Outcome, Policy, UndecidableEvent
+from streams.metrics import WorkerMetrics
+from streams.pending import OverlayView, PendingState, coordinates
+from streams.policy import Outcome, UndecidableEvent
 from streams.restore import restore_consumer_config, restore_partition
-from streams.state_store import (
-    STREAM_TIME_KEY,
-    PartitionStore,
-    StateDirectory,
-    TransactionOverlay,
-    decode_stream_time,
-)
-from streams.topics import changelog_topic
+from streams.state_store import STREAM_TIME_KEY, PartitionStore, StateDirectory, decode_stream_time
+from streams.worker_config import WorkerConfig as WorkerConfig  # re-exported
+from streams.worker_config import consumer_config, producer_config
 
 log = logging.getLogger(__name__)
 
 
 class WorkerFatalError(Exception):
     """The worker cannot go on (fenced, fatal producer error, broken state)."""
-
-
-@dataclass(frozen=True, slots=True)
-class WorkerConfig:
-    bootstrap_servers: str
-    state_dir: Path
-    application_id: str = "seqgate"
-    instance_id: str = "worker-0"
-    input_topic: str = "object-events"
-    outbox_topic: str = "object-events.outbox"
-    rejected_topic: str = "object-events.rejected"
-    policy: Policy = field(default_factory=Policy.build)
-    commit_every: int = 2000
-    commit_interval_ms: int = 100
-    batch_size: int = 500
-    session_timeout_ms: int = 45_000
-    transaction_timeout_ms: int = 60_000
-    stall_timeout_ms: int = 120_000
-    kafka_timeout_s: float = 30.0
-    audit_topic: str | None = None  # every decision, in the outbox's transaction
-    metrics_host: str = "127.0.0.1"
-    metrics_port: int | None = None  # /metrics, /healthz, /readyz; 0 picks a free port
-    extra_consumer_config: dict[str, str] = field(default_factory=dict)
-    extra_producer_config: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def changelog_topic(self) -> str:
-        return changelog_topic(self.application_id)
-
-    @property
-    def transactional_id(self) -> str:
-        return f"{self.application_id}-{self.instance_id}"
-
-
-@dataclass
-class _PendingState:
-    """Everything the open transaction holds until it commits."""
-
-    overlay: TransactionOverlay = field(default_factory=TransactionOverlay)
-    views: dict[int, _OverlayView] = field(default_factory=dict)
-    next_offsets: dict[int, int] = field(default_factory=dict)
-    changelog_last_offset: dict[int, int] = field(default_factory=dict)
-    delivery_errors: list[KafkaError] = field(default_factory=list)
-    decisions: list[Decision] = field(default_factory=list)  # kept only for an on_commit listener
-    tally: Tally = field(default_factory=dict)
-    records: int = 0
-    started: float = 0.0
-
-
-def coordinates(message: Message) -> tuple[int, int]:
-    """(partition, offset) of a consumed or delivered message."""
-    partition, offset = message.partition(), message.offset()
-    assert partition is not None and offset is not None
-    return partition, offset
-
-
-class _OverlayView:
-    """The state one record sees: the open transaction's changes, then committed state."""
-
-    def __init__(self, overlay: TransactionOverlay, store: PartitionStore, partition: int) -> None:
-        self.changes = overlay.changes_of(partition)
-        self._store = store
-
-    def get(self, key: bytes) -> bytes | None:
-        changes = self.changes
-        return changes[key] if key in changes else self._store.get(key)
 
 
 # Expired dedupe ids tombstoned per partition and commit, to bound commit time.
@@ -156,7 +83,7 @@ class Worker:
         self._on_commit = on_commit
         self._state_dir = StateDirectory(config.state_dir, config.input_topic)
         self._stores: dict[int, PartitionStore] = {}
-        self._pending = _PendingState()
+        self._pending = PendingState()
         self._in_transaction = False
         self._fatal_error: KafkaError | None = None
         # Before the clients: a port that cannot be bound leaves nothing to close.
@@ -165,54 +92,16 @@ class Worker:
         )
         if config.metrics_port is not None:
             self.metrics.serve(config.metrics_host, config.metrics_port)
-        self._consumer = Consumer(self._consumer_config())
+        self._consumer = Consumer(consumer_config(config))
         self._restore_consumer = Consumer(
             restore_consumer_config(config.bootstrap_servers, config.application_id)
         )
-        self._producer = Producer(self._producer_config())
+        self._producer = Producer(producer_config(config, on_error=self._on_client_error))
         self.commits = 0
         self.committed_records = 0  # input records of committed transactions
         self.aborts = 0
         self._stall = StallWatch(config.stall_timeout_ms / 1000, time.monotonic())
         self._committed_offsets: dict[int, int] = {}  # next input offset per partition, committed
-
-    # ---- configuration -------------------------------------------------------------------
-
-    def _consumer_config(self) -> dict[str, object]:
-        return client_config(
-            self.config.bootstrap_servers,
-            **{
-                "group.id": self.config.application_id,
-                # Static membership: a restarted instance takes its partitions
-                # back at once instead of waiting for the session timeout.
-                "group.instance.id": self.config.instance_id,
-                "session.timeout.ms": self.config.session_timeout_ms,
-                "isolation.level": "read_committed",
-                "enable.auto.commit": False,
-                "auto.offset.reset": "earliest",
-                "partition.assignment.strategy": "cooperative-sticky",
-                "enable.partition.eof": False,
-                **self.config.extra_consumer_config,
-            },
-        )
-
-    def _producer_config(self) -> dict[str, object]:
-        return client_config(
-            self.config.bootstrap_servers,
-            **{
-                "transactional.id": self.config.transactional_id,
-                "error_cb": self._on_client_error,
-                # How long a dead worker's open transaction can hold back
-                # read_committed readers before the broker aborts it.
-                "transaction.timeout.ms": self.config.transaction_timeout_ms,
-                "enable.idempotence": True,
-                "acks": "all",
-                "linger.ms": 5,
-                # The Java client's partitioner, so Java and Python producers agree.
-                "partitioner": "murmur2_random",
-                **self.config.extra_producer_config,
-            },
-        )
 
     # ---- main loop -------------------------------------------------------------------------
 
@@ -317,7 +206,7 @@ class Worker:
         at = InputPosition(partition, offset, record_time)
         view = pending.views.get(partition)
         if view is None:
-            view = pending.views[partition] = _OverlayView(
+            view = pending.views[partition] = OverlayView(
                 pending.overlay, self._store(partition), partition
             )
         audit = self._audit
@@ -503,7 +392,7 @@ class Worker:
         self.metrics.observe_lag(self._consumer, self._committed_offsets)  # at most 1/s
         self._stall.progressed(time.monotonic())
         decisions = pending.decisions
-        self._pending = _PendingState()
+        self._pending = PendingState()
         if self._on_commit is not None:
             self._on_commit(decisions)
 
@@ -541,7 +430,7 @@ class Worker:
         except KafkaException as error:
             raise WorkerFatalError(self._describe_fatal(error.args[0])) from error
         self._in_transaction = False
-        self._pending = _PendingState()
+        self._pending = PendingState()
         assignment = self._consumer.assignment()
         if not assignment:
             return

@@ -23,6 +23,7 @@ from streams.bench.report import (
     table,
     targets,
 )
+from streams.bench.vary import VariantResult, parse_variant, variants_table
 from streams.bench.workload import WorkloadSpec, build_workload
 
 # ---- workload ------------------------------------------------------------------------------------
@@ -276,3 +277,26 @@ def test_a_stage_reports_its_own_peak_rss_not_its_parents() -> None:
     assert inherited >= 400 * 2**20  # what the bench used to report
     assert own < 200 * 2**20
     del ballast
+
+
+# ---- --vary --------------------------------------------------------------------------------------
+
+
+def test_settings_to_vary_are_parsed_or_refused_with_the_forms() -> None:
+    assert parse_variant("producer.linger.ms=0").spec_changes == {
+        "extra_producer_config": {"linger.ms": "0"}
+    }
+    assert parse_variant("consumer.fetch.wait.max.ms=10").spec_changes == {
+        "extra_consumer_config": {"fetch.wait.max.ms": "10"}
+    }
+    assert parse_variant("batch-size=2000").spec_changes == {"batch_size": 2000}
+    for bad in ("linger.ms=0", "producer.linger.ms", "batch-size=0", "broker.x=1"):
+        with pytest.raises(ValueError, match=r"producer\.<key>=<value>|batch-size|SETTING=VALUE"):
+            parse_variant(bad)
+
+
+def test_variants_are_reported_against_the_default_of_the_same_run() -> None:
+    shown = variants_table(
+        [VariantResult("default", [100.0, 80.0]), VariantResult("batch-size=2000", [90.0, 50.0])]
+    )
+    assert "0.90x" in shown and "1.00x" in shown and "90, 50" in shown

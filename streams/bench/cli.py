@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from streams.bench.workload import WorkloadSpec
+
+if TYPE_CHECKING:
+    from streams.bench.runner import BenchSettings
 
 _QUICK = {
     "events": 20_000,
@@ -77,6 +82,15 @@ _FULL = {
     help="Alternating (limit, processor) pairs; the median-ratio pair is reported"
     " (default 3; quick 1).",
 )
+@click.option(
+    "--vary",
+    "vary",
+    multiple=True,
+    metavar="SETTING=VALUE",
+    help="Only compare the Worker with this setting changed against the default, side by"
+    " side (repeatable): producer.<key>=<v>, consumer.<key>=<v> (librdkafka) or"
+    " batch-size=<n>. Runs --rounds alternating rounds (default 2 here).",
+)
 @click.option("--profile", is_flag=True, help="Also run the Worker under cProfile (not timed).")
 @click.option("--keep-topics", is_flag=True, help="Do not delete the benchmark's topics.")
 @click.option("--quick", is_flag=True, help="Small N/K (20,000 / 2,000): under a minute, for CI.")
@@ -108,6 +122,7 @@ def bench(
     latency_seconds: float | None,
     rss_budget_mb: int,
     rounds: int | None,
+    vary: tuple[str, ...],
     profile: bool,
     keep_topics: bool,
     quick: bool,
@@ -152,9 +167,59 @@ def bench(
         keep_topics=keep_topics,
         rounds=rounds or int(defaults["rounds"]),
     )
+    if vary:
+        _compare_settings(settings, vary, rounds or 2, bootstrap_servers, report)
+        return
     with broker(bootstrap_servers) as (bootstrap, kafka_version):
         result = run_bench(settings, bootstrap, kafka_version)
     click.echo(table(result.figures))
     report.write_text(json.dumps(as_json(result.figures), indent=2) + "\n")
     draw(result.figures, result.latencies_ms, chart)
     click.echo(f"report: {report}  chart: {chart}")
+
+
+def _compare_settings(
+    settings: BenchSettings,
+    vary: tuple[str, ...],
+    rounds: int,
+    bootstrap_servers: str | None,
+    report: Path,
+) -> None:
+    from streams.bench.runner import broker, finish_stage_process, preload, progress
+    from streams.bench.runner import run_stage_process as start_stage
+    from streams.bench.vary import compare_variants, parse_variant, variants_table
+
+    try:
+        variants = [parse_variant(text) for text in vary]
+    except ValueError as error:
+        raise click.UsageError(str(error)) from error
+    timeout = 600 + settings.spec.events / 200
+
+    def run_stage(stage: dict[str, Any]) -> dict[str, Any]:
+        return finish_stage_process(start_stage(stage), timeout)
+
+    common = {
+        "commit_every": settings.commit_every,
+        "commit_interval_ms": settings.commit_interval_ms,
+        "batch_size": settings.batch_size,
+    }
+    with broker(bootstrap_servers) as (bootstrap, _version):
+        results = compare_variants(
+            variants,
+            spec=settings.spec,
+            common={**common, "bootstrap_servers": bootstrap},
+            bootstrap=bootstrap,
+            rounds=rounds,
+            run_stage=run_stage,
+            preload=preload,
+            progress=progress,
+            prefix=f"seqgate-bench-{uuid.uuid4().hex[:8]}",
+        )
+    click.echo(variants_table(results))
+    document = {
+        "workload": {"events": settings.spec.events, "identities": settings.spec.identities},
+        "settings": common,
+        "variants": [{"setting": r.label, "rates": r.rates} for r in results],
+    }
+    report.write_text(json.dumps(document, indent=2) + "\n")
+    click.echo(f"report: {report}")
