@@ -137,6 +137,7 @@ def bench(
     Example:
       seqgate bench --quick
       seqgate bench --events 200000 --identities 20000 --report r.json --chart r.png
+      seqgate bench --events 400000 --vary producer.linger.ms=0 --vary batch-size=2000
     """
     from streams.bench.chart import draw
     from streams.bench.report import as_json, table
