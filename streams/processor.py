@@ -21,6 +21,7 @@ import contextlib
 import logging
 import threading
 import time
+import warnings
 from collections.abc import Callable
 
 from confluent_kafka import (
@@ -571,5 +572,12 @@ class Worker:
             # A flush error here was already reported by what stopped the worker.
             with contextlib.suppress(KafkaException):
                 self._flush(5 if graceful else 0)
-            self._producer.close()
+            # A fenced producer still holds its transaction, and close() warns that
+            # it cannot abort it: already explained by what stopped the worker, so
+            # logged (info) instead of a stray warning with a source line on stderr.
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", RuntimeWarning)
+                self._producer.close()
+            for warning in caught:
+                log.info("producer close", extra={"warning": str(warning.message)})
             self.metrics.close()
