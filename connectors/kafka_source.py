@@ -30,8 +30,6 @@ import time
 from dataclasses import dataclass, field
 
 from confluent_kafka import (
-    OFFSET_BEGINNING,
-    OFFSET_INVALID,
     Consumer,
     KafkaError,
     KafkaException,
@@ -49,6 +47,13 @@ from schemas.codec import OBJECT_EVENT, REJECTED_RECORD
 from schemas.records import RejectedRecord
 from streams.faults import FaultInjector, FaultPoint
 from streams.kafka_clients import client_config
+from streams.transactions import (
+    abort_if_open,
+    close_producer,
+    commit_transaction,
+    flush,
+    rewind_to_committed,
+)
 
 log = logging.getLogger(__name__)
 
@@ -222,7 +227,7 @@ class KafkaSource:
             next_offsets[(topic, partition)] = offset + 1
         self._faults.reach(FaultPoint.AFTER_STATE_UPDATE)
         timeout = self.config.kafka_timeout_s
-        self._flush(timeout)
+        flush(self._producer, timeout)
         if self._delivery_errors:
             errors, self._delivery_errors = self._delivery_errors, []
             raise KafkaException(
@@ -240,7 +245,7 @@ class KafkaSource:
             offsets, self._consumer.consumer_group_metadata(), timeout
         )
         self._faults.reach(FaultPoint.BEFORE_COMMIT)
-        self._commit_transaction(timeout)
+        commit_transaction(self._producer, timeout)
         self._in_transaction = False
         self._faults.reach(FaultPoint.AFTER_COMMIT)
         self.tally.merge(batch)
@@ -266,17 +271,6 @@ class KafkaSource:
         if error is not None:
             self._delivery_errors.append(error)
 
-    def _commit_transaction(self, timeout: float) -> None:
-        while True:
-            try:
-                self._producer.commit_transaction(timeout)
-                return
-            except KafkaException as error:
-                if error.args[0].retriable():
-                    log.warning("commit retry", extra={"error": error.args[0].str()})
-                    continue
-                raise
-
     def _recover(self, error: KafkaException) -> None:
         kafka_error = error.args[0]
         if kafka_error.fatal():
@@ -295,13 +289,7 @@ class KafkaSource:
             raise KafkaSourceFatalError(self._describe_fatal(error.args[0])) from error
         self._in_transaction = False
         self._at_end.clear()
-        assignment = self._consumer.assignment()
-        if not assignment:
-            return
-        committed = self._consumer.committed(assignment, timeout=self.config.kafka_timeout_s)
-        for tp in committed:
-            offset = tp.offset if tp.offset != OFFSET_INVALID else OFFSET_BEGINNING
-            self._consumer.seek(TopicPartition(tp.topic, tp.partition, offset))
+        rewind_to_committed(self._consumer, self.config.kafka_timeout_s)
 
     def _describe_fatal(self, error: KafkaError) -> str:
         if error.code() in (KafkaError._FENCED, KafkaError.PRODUCER_FENCED):
@@ -324,27 +312,12 @@ class KafkaSource:
         self._assigned.clear()
         log.warning("partitions lost", extra={"partitions": [tp.partition for tp in partitions]})
 
-    def _flush(self, timeout: float) -> None:
-        try:
-            self._producer.flush(timeout)
-        except SystemError as error:
-            # confluent-kafka may raise a fatal KafkaException from flush() and then
-            # run delivery callbacks, which turns it into a SystemError (see the worker).
-            if isinstance(error.__cause__, KafkaException):
-                raise error.__cause__ from None
-            raise
-
     def _close(self) -> None:
-        if self._in_transaction:
-            try:
-                self._producer.abort_transaction(5)
-            except KafkaException as error:
-                # Fenced or fatal: the broker aborts it (fencing or transaction timeout).
-                log.info("abort on close failed", extra={"error": error.args[0].str()})
-            self._in_transaction = False
+        abort_if_open(self._producer, self._in_transaction)
+        self._in_transaction = False
         try:
             self._consumer.close()
         finally:
             with contextlib.suppress(KafkaException):
                 self._producer.flush(0)
-            self._producer.close()
+            close_producer(self._producer)

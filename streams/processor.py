@@ -21,12 +21,9 @@ import contextlib
 import logging
 import threading
 import time
-import warnings
 from collections.abc import Callable
 
 from confluent_kafka import (
-    OFFSET_BEGINNING,
-    OFFSET_INVALID,
     Consumer,
     KafkaError,
     KafkaException,
@@ -50,6 +47,13 @@ from streams.pending import OverlayView, PendingState, coordinates
 from streams.policy import Outcome, UndecidableEvent
 from streams.restore import restore_consumer_config, restore_partition
 from streams.state_store import STREAM_TIME_KEY, PartitionStore, StateDirectory, decode_stream_time
+from streams.transactions import (
+    abort_if_open,
+    close_producer,
+    commit_transaction,
+    flush,
+    rewind_to_committed,
+)
 from streams.worker_config import WorkerConfig as WorkerConfig  # re-exported
 from streams.worker_config import consumer_config, producer_config
 
@@ -357,7 +361,7 @@ class Worker:
         self._produce_changelog()
         # flush() serves the delivery reports: afterwards we know every
         # changelog offset this transaction wrote.
-        self._flush(timeout)
+        flush(self._producer, timeout, self._producer_fatal_error)
         if pending.delivery_errors:
             raise KafkaException(
                 KafkaError(
@@ -375,7 +379,7 @@ class Worker:
             offsets, self._consumer.consumer_group_metadata(), timeout
         )
         self._faults.reach(FaultPoint.BEFORE_COMMIT)
-        self._commit_transaction(timeout)
+        commit_transaction(self._producer, timeout)
         self._in_transaction = False
         self._faults.reach(FaultPoint.AFTER_COMMIT)
         # Kafka has the transaction; now (and only now) the committed state.
@@ -397,32 +401,6 @@ class Worker:
         if self._on_commit is not None:
             self._on_commit(decisions)
 
-    def _flush(self, timeout: float) -> None:
-        try:
-            self._producer.flush(timeout)
-        except SystemError as error:
-            # confluent-kafka raises a fatal KafkaException from flush() and then
-            # still runs delivery callbacks, which turns it into a SystemError
-            # whose cause is the real error.
-            if isinstance(error.__cause__, KafkaException):
-                raise error.__cause__ from None
-            # Or raises nothing at all (seen when fenced): ask the producer why.
-            fatal = self._producer_fatal_error()
-            if fatal is not None:
-                raise KafkaException(fatal) from None
-            raise
-
-    def _commit_transaction(self, timeout: float) -> None:
-        while True:
-            try:
-                self._producer.commit_transaction(timeout)
-                return
-            except KafkaException as error:
-                if error.args[0].retriable():
-                    log.warning("commit retry", extra={"error": error.args[0].str()})
-                    continue
-                raise
-
     def _abort_and_rewind(self) -> None:
         self.aborts += 1
         self.metrics.aborts.inc()
@@ -432,13 +410,7 @@ class Worker:
             raise WorkerFatalError(self._describe_fatal(error.args[0])) from error
         self._in_transaction = False
         self._pending = PendingState()
-        assignment = self._consumer.assignment()
-        if not assignment:
-            return
-        committed = self._consumer.committed(assignment, timeout=self.config.kafka_timeout_s)
-        for tp in committed:
-            offset = tp.offset if tp.offset != OFFSET_INVALID else OFFSET_BEGINNING
-            self._consumer.seek(TopicPartition(tp.topic, tp.partition, offset))
+        rewind_to_committed(self._consumer, self.config.kafka_timeout_s)
 
     def _producer_fatal_error(self) -> KafkaError | None:
         with contextlib.suppress(KafkaException):
@@ -555,13 +527,8 @@ class Worker:
         self.metrics.partitions_assigned(len(self._stores))
 
     def _close(self, graceful: bool) -> None:
-        if self._in_transaction:
-            try:
-                self._producer.abort_transaction(5)
-            except KafkaException as error:
-                # Fenced or fatal: the broker aborts it (fencing or timeout).
-                log.info("abort on close failed", extra={"error": error.args[0].str()})
-            self._in_transaction = False
+        abort_if_open(self._producer, self._in_transaction)
+        self._in_transaction = False
         try:
             self._consumer.close()
         finally:
@@ -571,13 +538,6 @@ class Worker:
             self._stores.clear()
             # A flush error here was already reported by what stopped the worker.
             with contextlib.suppress(KafkaException):
-                self._flush(5 if graceful else 0)
-            # A fenced producer still holds its transaction, and close() warns that
-            # it cannot abort it: already explained by what stopped the worker, so
-            # logged (info) instead of a stray warning with a source line on stderr.
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always", RuntimeWarning)
-                self._producer.close()
-            for warning in caught:
-                log.info("producer close", extra={"warning": str(warning.message)})
+                flush(self._producer, 5 if graceful else 0, self._producer_fatal_error)
+            close_producer(self._producer)
             self.metrics.close()
