@@ -46,7 +46,7 @@ from connectors.s3_native import DEFAULT_S3_PARSE_OPTIONS, S3ParseOptions
 from schemas.codec import OBJECT_EVENT, REJECTED_RECORD
 from schemas.records import RejectedRecord
 from streams.faults import FaultInjector, FaultPoint
-from streams.kafka_clients import client_config
+from streams.kafka_clients import client_config, consumer_failure, is_fatal
 from streams.transactions import (
     abort_if_open,
     close_producer,
@@ -183,8 +183,10 @@ class KafkaSource:
         if error.code() == KafkaError._PARTITION_EOF:
             self._at_end.add(message.partition() or 0)
             return False
-        if error.fatal():
-            raise KafkaSourceFatalError(f"consumer error: {error.str()}")
+        if is_fatal(error):
+            raise KafkaSourceFatalError(
+                consumer_failure(error, "the bridge (it resumes from the committed offsets)")
+            )
         log.warning("consumer error", extra={"error": error.str()})
         return False
 
@@ -273,7 +275,7 @@ class KafkaSource:
 
     def _recover(self, error: KafkaException) -> None:
         kafka_error = error.args[0]
-        if kafka_error.fatal():
+        if is_fatal(kafka_error):
             raise KafkaSourceFatalError(self._describe_fatal(kafka_error)) from error
         # Abortable or retriable: nothing of this transaction is visible, so
         # aborting and reading again from the committed offsets is always safe.

@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from confluent_kafka import KafkaError
+
 # librdkafka's own log lines go through Python logging (JSON, on stderr) under
 # this logger instead of raw `%3|...` lines. `configure_logging` keeps it quiet
 # unless --log-level is info or debug: at the default level seqgate reports
@@ -27,3 +29,25 @@ def client_config(bootstrap_servers: str, **settings: Any) -> dict[str, Any]:
         "metadata.recovery.strategy": METADATA_RECOVERY,
         **settings,
     }
+
+
+def is_fatal(error: KafkaError) -> bool:
+    """An error only a new client cures.
+
+    librdkafka reports a consumer's fatal state on consumed messages with the code
+    `_FATAL` but without the fatal flag (seen: the broker fencing a static member
+    after an outage longer than the session timeout), so the code counts too.
+    """
+    return bool(error.fatal()) or error.code() == KafkaError._FATAL
+
+
+def consumer_failure(error: KafkaError, restart: str) -> str:
+    """One line for a consumer that failed for good; `restart` says what to restart."""
+    text = error.str()
+    if "group.instance.id" in text:
+        text += (
+            " (another member joined with this one's group.instance.id: two instances"
+            " share an id, or the group replaced this member after a broker outage"
+            " longer than the session timeout)"
+        )
+    return f"the Kafka consumer failed for good: {text}; restart {restart}"

@@ -41,6 +41,7 @@ from streams.audit import Decision as Decision  # re-exported: on_commit receive
 from streams.audit import encode_decision, previous_position
 from streams.decider import InputPosition, decide_record, purgeable
 from streams.faults import FaultInjector, FaultPoint
+from streams.kafka_clients import consumer_failure, is_fatal
 from streams.liveness import PartitionProgress, StallWatch, readable_partitions
 from streams.metrics import WorkerMetrics
 from streams.pending import OverlayView, PendingState, coordinates
@@ -107,6 +108,8 @@ class Worker:
         self.aborts = 0
         self._stall = StallWatch(config.stall_timeout_ms / 1000, time.monotonic())
         self._committed_offsets: dict[int, int] = {}  # next input offset per partition, committed
+        self._lost_at: float | None = None  # partitions lost, no assignment since
+        self._lost_member_id: str | None = None  # the group member id when they were lost
 
     # ---- main loop -------------------------------------------------------------------------
 
@@ -185,8 +188,10 @@ class Worker:
         # The hot path: one call per input record (see docs/benchmark.md).
         error = message.error()
         if error is not None:
-            if error.fatal():
-                raise WorkerFatalError(f"consumer error: {error.str()}")
+            if is_fatal(error):
+                raise WorkerFatalError(
+                    consumer_failure(error, "the worker (it resumes from the committed offsets)")
+                )
             log.warning("consumer error", extra={"error": error.str()})
             return
         if not self._in_transaction:
@@ -345,7 +350,7 @@ class Worker:
 
     def _recover(self, error: KafkaException) -> None:
         kafka_error = error.args[0]
-        if kafka_error.fatal() or kafka_error.code() == KafkaError._FATAL:
+        if is_fatal(kafka_error):
             # produce() only says "Fatal error": the producer knows the cause.
             fatal = self._producer_fatal_error() or kafka_error
             raise WorkerFatalError(self._describe_fatal(fatal)) from error
@@ -445,7 +450,17 @@ class Worker:
 
     def _check_not_stuck(self) -> None:
         """Exit (for a supervisor to restart us) if assigned partitions have readable
-        records that this consumer has not read for --stall-timeout-ms."""
+        records that this consumer has not read for --stall-timeout-ms, or if the
+        partitions it lost have not been followed by a new assignment for as long."""
+        lost_at = self._lost_at
+        if lost_at is not None and self._consumer.memberid() != self._lost_member_id:
+            self._lost_at = None  # rejoined under a new member id, given nothing: idle
+        elif lost_at is not None and time.monotonic() - lost_at >= self._stall.timeout_s:
+            raise WorkerFatalError(
+                f"partitions lost {time.monotonic() - lost_at:.0f} s ago and no new assignment"
+                f" since (--stall-timeout-ms {self.config.stall_timeout_ms}): rejoining the"
+                " group is stuck; restart the worker (it resumes from the committed offsets)"
+            )
         try:
             progress = [self._progress_of(tp) for tp in self._consumer.assignment()]
         except KafkaException as error:
@@ -467,15 +482,20 @@ class Worker:
         )
 
     def _progress_of(self, tp: TopicPartition) -> PartitionProgress:
-        (positioned,) = self._consumer.position([tp])
-        # A read_committed consumer's query answers the last stable offset.
-        low, stable_end = self._consumer.get_watermark_offsets(tp, timeout=5.0, cached=False)
+        (positioned,) = self._consumer.position([tp])  # local: no broker call
+        # Asked through the other client (read_committed: it answers the last stable
+        # offset): a stuck consumer may not answer for itself either, which would
+        # look like an outage forever; when the broker answers another client, it is not.
+        low, stable_end = self._restore_consumer.get_watermark_offsets(
+            tp, timeout=5.0, cached=False
+        )
         position = positioned.offset if positioned.offset >= 0 else None
         return PartitionProgress(tp.partition, position, low, stable_end)
 
     # ---- rebalancing ---------------------------------------------------------------------------
 
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        self._lost_at = None
         self.metrics.restore_started(len(partitions))
         for tp in partitions:
             store = self._state_dir.open(tp.partition)
@@ -515,6 +535,8 @@ class Worker:
         if aborted:
             self._abort_and_rewind()
         self._release(partitions)
+        self._lost_at = time.monotonic()
+        self._lost_member_id = consumer.memberid()
         self.metrics.health.set_ready(False, "partitions lost; rejoining the group")
 
     def _release(self, partitions: list[TopicPartition]) -> None:

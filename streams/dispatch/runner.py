@@ -39,7 +39,7 @@ from schemas.codec import OUTBOX_RECORD, REJECTED_RECORD, CodecError
 from schemas.records import RejectedRecord
 from streams.dispatch.destinations import Destination, Item, Outcome, Result, TransientError
 from streams.dispatch.keys import InvalidVersion, version_key
-from streams.kafka_clients import client_config
+from streams.kafka_clients import client_config, consumer_failure, is_fatal
 from streams.policy import Policy
 from streams.topics import TopicSpec, create_topics
 
@@ -280,8 +280,10 @@ class Dispatcher:
         if error.code() == KafkaError._PARTITION_EOF:
             self._at_end.add(message.partition() or 0)
             return False
-        if error.fatal():
-            raise DispatchError(f"consumer error: {error.str()}")
+        if is_fatal(error):
+            raise DispatchError(
+                consumer_failure(error, "the dispatcher (it resumes from the committed offsets)")
+            )
         log.warning("consumer error", extra={"error": error.str()})
         return False
 
