@@ -82,23 +82,32 @@ def worker_thread(
 ) -> Iterator[RunningWorker]:
     decisions: list[Decision] = []
     worker = Worker(config, faults=faults, on_commit=decisions.extend)
+    with running(worker) as run:
+        run.decisions = decisions
+        yield run
+
+
+@contextlib.contextmanager
+def running(worker: Worker) -> Iterator[RunningWorker]:
+    """Run an already built worker in a thread; errors it raises land in `.errors`;
+    on leaving, stop it and wait for it."""
     stop = threading.Event()
-    running = RunningWorker(worker, stop, threading.Thread(target=lambda: None), decisions)
+    run = RunningWorker(worker, stop, threading.Thread(target=lambda: None))
 
     def target() -> None:
         try:
             worker.run(stop)
         except BaseException as error:
-            running.errors.append(error)
+            run.errors.append(error)
 
-    running.thread = threading.Thread(target=target, daemon=True)
-    running.thread.start()
+    run.thread = threading.Thread(target=target, daemon=True)
+    run.thread.start()
     try:
-        yield running
+        yield run
     finally:
         stop.set()
-        running.thread.join(60)
-        assert not running.thread.is_alive(), "worker did not stop within 60s"
+        run.thread.join(60)
+        assert not run.thread.is_alive(), "worker did not stop within 60s"
 
 
 def produce_events(bootstrap: str, topic: str, events: list[ObjectEvent]) -> None:

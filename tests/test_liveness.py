@@ -16,7 +16,7 @@ from confluent_kafka import Consumer
 
 from streams.liveness import PartitionProgress, StallWatch, readable_partitions
 from streams.processor import Decision, Worker, WorkerFatalError
-from tests.kafka_helpers import caught_up, make_config, produce_events, wait_for
+from tests.kafka_helpers import caught_up, make_config, produce_events, running, wait_for
 from tests.test_processor import s3_event
 
 
@@ -86,34 +86,20 @@ def test_a_worker_that_reads_nothing_while_records_wait_exits_naming_the_partiti
             consumer.pause(consumer.assignment())
 
     worker = Worker(config, on_commit=on_commit)
-    stop = threading.Event()
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            worker.run(stop)
-        except BaseException as error:
-            errors.append(error)
-
-    thread = threading.Thread(target=run, daemon=True)
     produce_events(kafka_bootstrap, config.input_topic, [s3_event("a1")])
-    thread.start()
-    try:
+    with running(worker) as run:
         wait_for(caught_up(kafka_bootstrap, config), 60, "the worker to catch up")
         idle_since = time.monotonic()
         # Idle with nothing to read, longer than the stall timeout: never a stall.
         wait_for(lambda: time.monotonic() - idle_since > 3, 10, "an idle period")
-        assert thread.is_alive() and not errors
+        assert run.thread.is_alive() and not run.errors
         pause_after_next_commit.set()
         produce_events(kafka_bootstrap, config.input_topic, [s3_event("b2")])
         wait_for(caught_up(kafka_bootstrap, config), 20, "the worker to commit b2")
         produce_events(kafka_bootstrap, config.input_topic, [s3_event("c3")])
-        thread.join(30)
-        assert not thread.is_alive(), "the stuck worker did not exit"
-    finally:
-        stop.set()
-        thread.join(60)
-    (error,) = errors
+        run.thread.join(30)
+        assert not run.thread.is_alive(), "the stuck worker did not exit"
+    (error,) = run.errors
     assert isinstance(error, WorkerFatalError)
     message = str(error)
     assert "--stall-timeout-ms" in message
@@ -143,26 +129,12 @@ def test_a_worker_whose_partitions_are_lost_and_never_given_back_exits(
             consumer.incremental_unassign(assignment)
 
     worker = Worker(config, on_commit=on_commit)
-    stop = threading.Event()
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            worker.run(stop)
-        except BaseException as error:
-            errors.append(error)
-
-    thread = threading.Thread(target=run, daemon=True)
     lose_after_next_commit.set()
     produce_events(kafka_bootstrap, config.input_topic, [s3_event("a1")])
-    thread.start()
-    try:
-        thread.join(60)
-        assert not thread.is_alive(), "the worker without partitions did not exit"
-    finally:
-        stop.set()
-        thread.join(60)
-    (error,) = errors
+    with running(worker) as run:
+        run.thread.join(60)
+        assert not run.thread.is_alive(), "the worker without partitions did not exit"
+    (error,) = run.errors
     assert isinstance(error, WorkerFatalError)
     message = str(error)
     assert "partitions lost" in message and "no new assignment" in message, message
@@ -178,18 +150,7 @@ def test_a_worker_fenced_as_a_static_member_exits_with_one_line(
     delivers `_FATAL` errors without the fatal flag: the worker must exit, not idle."""
     config = make_config(kafka_bootstrap, unique_name, tmp_path, partitions=1)
     worker = Worker(config)
-    stop = threading.Event()
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            worker.run(stop)
-        except BaseException as error:
-            errors.append(error)
-
-    thread = threading.Thread(target=run, daemon=True)
     produce_events(kafka_bootstrap, config.input_topic, [s3_event("a1")])
-    thread.start()
     usurper = Consumer(
         {
             "bootstrap.servers": kafka_bootstrap,
@@ -200,17 +161,16 @@ def test_a_worker_fenced_as_a_static_member_exits_with_one_line(
         }
     )
     try:
-        wait_for(caught_up(kafka_bootstrap, config), 60, "the worker to catch up")
-        usurper.subscribe([config.input_topic])
-        deadline = time.monotonic() + 60
-        while thread.is_alive() and time.monotonic() < deadline:
-            usurper.poll(0.2)  # joins, and so fences the worker's consumer
-        assert not thread.is_alive(), "the fenced worker did not exit"
+        with running(worker) as run:
+            wait_for(caught_up(kafka_bootstrap, config), 60, "the worker to catch up")
+            usurper.subscribe([config.input_topic])
+            deadline = time.monotonic() + 60
+            while run.thread.is_alive() and time.monotonic() < deadline:
+                usurper.poll(0.2)  # joins, and so fences the worker's consumer
+            assert not run.thread.is_alive(), "the fenced worker did not exit"
     finally:
         usurper.close()
-        stop.set()
-        thread.join(60)
-    (error,) = errors
+    (error,) = run.errors
     assert isinstance(error, WorkerFatalError)
     message = str(error)
     assert message.startswith("the Kafka consumer failed for good"), message
