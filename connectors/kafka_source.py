@@ -46,7 +46,7 @@ from connectors.s3_native import DEFAULT_S3_PARSE_OPTIONS, S3ParseOptions
 from schemas.codec import OBJECT_EVENT, REJECTED_RECORD
 from schemas.records import RejectedRecord
 from streams.faults import FaultInjector, FaultPoint
-from streams.kafka_clients import client_config, consumer_failure, is_fatal
+from streams.kafka_clients import PartitionEnds, client_config, is_fatal
 from streams.transactions import (
     abort_if_open,
     close_producer,
@@ -100,8 +100,9 @@ class KafkaSource:
         self.commits = 0
         self.aborts = 0
         self._delivery_errors: list[KafkaError] = []
-        self._assigned: set[int] = set()
-        self._at_end: set[int] = set()  # assigned partitions read to their end
+        self._ends = PartitionEnds(
+            "the bridge (it resumes from the committed offsets)", KafkaSourceFatalError
+        )
         self._in_transaction = False
         self._consumer = Consumer(
             client_config(
@@ -154,7 +155,7 @@ class KafkaSource:
                 messages = self._consumer.consume(
                     self.config.batch_size, timeout=self.config.poll_timeout_s
                 )
-                records = [message for message in messages if self._usable(message)]
+                records = [message for message in messages if self._ends.usable(message)]
                 if not records:
                     if not self._drained():
                         last_message = time.monotonic()
@@ -171,24 +172,7 @@ class KafkaSource:
 
     def _drained(self) -> bool:
         """With the idle exit: partitions assigned, every one read to its end."""
-        if self.config.idle_exit_seconds is None or not self._assigned:
-            return False
-        return self._assigned <= self._at_end
-
-    def _usable(self, message: Message) -> bool:
-        error = message.error()
-        if error is None:
-            self._at_end.discard(message.partition() or 0)
-            return True
-        if error.code() == KafkaError._PARTITION_EOF:
-            self._at_end.add(message.partition() or 0)
-            return False
-        if is_fatal(error):
-            raise KafkaSourceFatalError(
-                consumer_failure(error, "the bridge (it resumes from the committed offsets)")
-            )
-        log.warning("consumer error", extra={"error": error.str()})
-        return False
+        return self.config.idle_exit_seconds is not None and self._ends.drained()
 
     def _transfer(self, messages: list[Message]) -> None:
         """One transaction: the batch's events and dead letters, and its offsets."""
@@ -290,7 +274,7 @@ class KafkaSource:
         except KafkaException as error:
             raise KafkaSourceFatalError(self._describe_fatal(error.args[0])) from error
         self._in_transaction = False
-        self._at_end.clear()
+        self._ends.forget_ends()
         rewind_to_committed(self._consumer, self.config.kafka_timeout_s)
 
     def _describe_fatal(self, error: KafkaError) -> str:
@@ -302,16 +286,15 @@ class KafkaSource:
         return f"fatal Kafka error: {error.str()}"
 
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        self._assigned = {tp.partition for tp in partitions}
-        self._at_end.clear()
+        self._ends.assign(partitions)
 
     def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         # Called inside consume(), between transactions: nothing is pending.
-        self._assigned.difference_update(tp.partition for tp in partitions)
+        self._ends.revoke(partitions)
 
     def _on_lost(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         # No transaction is open during consume(): nothing to abort.
-        self._assigned.clear()
+        self._ends.revoke(partitions)
         log.warning("partitions lost", extra={"partitions": [tp.partition for tp in partitions]})
 
     def _close(self) -> None:

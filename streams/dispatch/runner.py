@@ -39,7 +39,7 @@ from schemas.codec import OUTBOX_RECORD, REJECTED_RECORD, CodecError
 from schemas.records import RejectedRecord
 from streams.dispatch.destinations import Destination, Item, Outcome, Result, TransientError
 from streams.dispatch.keys import InvalidVersion, version_key
-from streams.kafka_clients import client_config, consumer_failure, is_fatal
+from streams.kafka_clients import PartitionEnds, client_config
 from streams.policy import Policy
 from streams.topics import TopicSpec, create_topics
 
@@ -165,8 +165,9 @@ class Dispatcher:
         self.counters = DispatchCounters()
         self._fault = fault or (lambda point: None)
         self._on_batch = on_batch
-        self._assigned: set[int] = set()
-        self._at_end: set[int] = set()
+        self._ends = PartitionEnds(
+            "the dispatcher (it resumes from the committed offsets)", DispatchError
+        )
         self._delivery_errors: list[str] = []
         self._consumer: Consumer | None = None
         self._producer: Producer | None = None
@@ -241,7 +242,7 @@ class Dispatcher:
                 messages = consumer.consume(
                     self.config.batch_size, timeout=self.config.poll_timeout_s
                 )
-                usable = [message for message in messages if self._usable(message)]
+                usable = [message for message in messages if self._ends.usable(message)]
                 if not usable:
                     if not self._drained():
                         last_message = time.monotonic()
@@ -259,33 +260,14 @@ class Dispatcher:
             self.destination.close()
 
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        self._assigned.update(tp.partition for tp in partitions)
+        self._ends.assign(partitions)
 
     def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         # Nothing is in flight here: callbacks run inside consume(), between batches.
-        gone = {tp.partition for tp in partitions}
-        self._assigned -= gone
-        self._at_end -= gone
+        self._ends.revoke(partitions)
 
     def _drained(self) -> bool:
-        if self.config.idle_exit_seconds is None or not self._assigned:
-            return False
-        return self._assigned <= self._at_end
-
-    def _usable(self, message: Message) -> bool:
-        error = message.error()
-        if error is None:
-            self._at_end.discard(message.partition() or 0)
-            return True
-        if error.code() == KafkaError._PARTITION_EOF:
-            self._at_end.add(message.partition() or 0)
-            return False
-        if is_fatal(error):
-            raise DispatchError(
-                consumer_failure(error, "the dispatcher (it resumes from the committed offsets)")
-            )
-        log.warning("consumer error", extra={"error": error.str()})
-        return False
+        return self.config.idle_exit_seconds is not None and self._ends.drained()
 
     # ---- one batch -------------------------------------------------------------------------
 
