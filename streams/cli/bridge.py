@@ -45,21 +45,38 @@ def bridge() -> None:
     """
 
 
+def _bridge_topic_options(func: F) -> F:
+    func = setting(
+        "--delivery-timeout-ms",
+        "SEQGATE_DELIVERY_TIMEOUT_MS",
+        default=30_000,
+        type=click.IntRange(1000, 3_600_000),
+        help="How long Kafka may take to acknowledge a record before the batch counts as"
+        " not acknowledged.",
+    )(func)
+    return _output_topics(func)
+
+
+def _output_topics(func: F) -> F:
+    """Where a bridge publishes: `--events-topic` and `--rejected-topic`."""
+    func = setting(
+        "--rejected-topic",
+        "SEQGATE_REJECTED_TOPIC",
+        default="object-events.rejected",
+        help="Dead-letter topic.",
+    )(func)
+    return setting(
+        "--events-topic",
+        "SEQGATE_INPUT_TOPIC",
+        default="object-events",
+        help="Topic of normalized events.",
+    )(func)
+
+
 @bridge.command("file")
 @click.argument("paths", nargs=-1, required=True)
 @bootstrap_option
-@setting(
-    "--events-topic",
-    "SEQGATE_INPUT_TOPIC",
-    default="object-events",
-    help="Topic of normalized events.",
-)
-@setting(
-    "--rejected-topic",
-    "SEQGATE_REJECTED_TOPIC",
-    default="object-events.rejected",
-    help="Dead-letter topic.",
-)
+@_output_topics
 @setting(
     "--delivery-timeout-ms",
     "SEQGATE_DELIVERY_TIMEOUT_MS",
@@ -116,29 +133,6 @@ def bridge_file(
         # Only then, so that the summary without filters stays what it always was.
         summary["filtered"] = filtered
     click.echo(json.dumps(summary))
-
-
-def _bridge_topic_options(func: F) -> F:
-    func = setting(
-        "--delivery-timeout-ms",
-        "SEQGATE_DELIVERY_TIMEOUT_MS",
-        default=30_000,
-        type=click.IntRange(1000, 3_600_000),
-        help="How long Kafka may take to acknowledge a record before the batch counts as"
-        " not acknowledged.",
-    )(func)
-    func = setting(
-        "--rejected-topic",
-        "SEQGATE_REJECTED_TOPIC",
-        default="object-events.rejected",
-        help="Dead-letter topic.",
-    )(func)
-    return setting(
-        "--events-topic",
-        "SEQGATE_INPUT_TOPIC",
-        default="object-events",
-        help="Topic of normalized events.",
-    )(func)
 
 
 def _bridge_metrics_options(func: F) -> F:
@@ -365,18 +359,7 @@ def bridge_sqs(
     help="Topic of raw notifications (MinIO's Kafka target, EventBridge pipes, ...).",
 )
 @bootstrap_option
-@setting(
-    "--events-topic",
-    "SEQGATE_INPUT_TOPIC",
-    default="object-events",
-    help="Topic of normalized events.",
-)
-@setting(
-    "--rejected-topic",
-    "SEQGATE_REJECTED_TOPIC",
-    default="object-events.rejected",
-    help="Dead-letter topic.",
-)
+@_output_topics
 @setting(
     "--group-id",
     "SEQGATE_BRIDGE_GROUP_ID",
