@@ -176,17 +176,12 @@ class StateDirectory:
 class TransactionOverlay:
     """State changes of the open transaction, per partition, as changelog key → value.
 
-    Reads see the overlay first (None is a deletion), then the committed store.
+    Reads go through `streams.pending.OverlayView`: the overlay first (None is a
+    deletion), then the committed store.
     """
 
     def __init__(self) -> None:
         self._changes: dict[int, dict[bytes, bytes | None]] = {}
-
-    def lookup(self, partition: int, key: bytes) -> tuple[bool, bytes | None]:
-        changes = self._changes.get(partition)
-        if changes is not None and key in changes:
-            return True, changes[key]
-        return False, None
 
     def put(self, partition: int, key: bytes, value: bytes | None) -> None:
         self._changes.setdefault(partition, {})[key] = value

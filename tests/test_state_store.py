@@ -6,6 +6,7 @@ from pathlib import Path
 
 from schemas.codec import SEEN_EVENT, WATERMARK
 from schemas.records import SeenEvent, Watermark
+from streams.pending import OverlayView
 from streams.state_store import (
     STREAM_TIME_KEY,
     PartitionStore,
@@ -62,13 +63,20 @@ def test_seen_ids_are_indexed_by_record_time_for_purging(tmp_path: Path) -> None
     store.close()
 
 
-def test_overlay_reads_its_own_writes_per_partition() -> None:
+def test_overlay_reads_its_own_writes_per_partition(tmp_path: Path) -> None:
+    """What a record sees (streams.pending.OverlayView): the open transaction's
+    changes of its partition first, None being a deletion, then committed state."""
+    store = PartitionStore(tmp_path / "0")
+    store.apply({b"s3://b/k": b"committed", b"gone": b"committed", b"kept": b"old"}, 1)
     overlay = TransactionOverlay()
     overlay.put(0, b"s3://b/k", b"v")
     overlay.put(0, b"gone", None)
-    assert overlay.lookup(0, b"s3://b/k") == (True, b"v")
-    assert overlay.lookup(0, b"gone") == (True, None)
-    assert overlay.lookup(1, b"s3://b/k") == (False, None)
+    view, other = OverlayView(overlay, store, 0), OverlayView(overlay, store, 1)
+    assert view.get(b"s3://b/k") == b"v"
+    assert view.get(b"gone") is None
+    assert view.get(b"kept") == b"old"
+    assert other.get(b"s3://b/k") == b"committed"  # another partition's changes are not seen
     assert len(overlay) == 2
     overlay.clear()
-    assert overlay.lookup(0, b"s3://b/k") == (False, None)
+    assert OverlayView(overlay, store, 0).get(b"s3://b/k") == b"committed"
+    store.close()
