@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -186,19 +186,14 @@ def _compare_settings(
     bootstrap_servers: str | None,
     report: Path,
 ) -> None:
-    from streams.bench.runner import broker, finish_stage_process, preload, progress
-    from streams.bench.runner import run_stage_process as start_stage
+    from streams.bench.runner import broker, preload, progress, run_stage, stage_timeout
     from streams.bench.vary import compare_variants, parse_variant, variants_table
 
     try:
         variants = [parse_variant(text) for text in vary]
     except ValueError as error:
         raise click.UsageError(str(error)) from error
-    timeout = 600 + settings.spec.events / 200
-
-    def run_stage(stage: dict[str, Any]) -> dict[str, Any]:
-        return finish_stage_process(start_stage(stage), timeout)
-
+    timeout = stage_timeout(settings.spec.events)
     common = {
         "commit_every": settings.commit_every,
         "commit_interval_ms": settings.commit_interval_ms,
@@ -211,7 +206,7 @@ def _compare_settings(
             common={**common, "bootstrap_servers": bootstrap},
             bootstrap=bootstrap,
             rounds=rounds,
-            run_stage=run_stage,
+            run_stage=lambda stage: run_stage(stage, timeout),
             preload=preload,
             progress=progress,
             prefix=f"seqgate-bench-{uuid.uuid4().hex[:8]}",

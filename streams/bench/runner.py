@@ -171,6 +171,16 @@ def run_stage_process(spec: dict[str, Any]) -> subprocess.Popen[bytes]:
     )
 
 
+def stage_timeout(events: int) -> float:
+    """How long one measured stage over `events` events may take."""
+    return 600 + events / 200
+
+
+def run_stage(stage: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """Run one stage process to its end; its JSON result."""
+    return finish_stage_process(run_stage_process(stage), timeout)
+
+
 def finish_stage_process(process: subprocess.Popen[bytes], timeout: float) -> dict[str, Any]:
     try:
         out, _ = process.communicate(timeout=timeout)
@@ -261,13 +271,9 @@ def _measure(
         "outbox_topic": names.outbox,
         "rejected_topic": names.rejected,
     }
-    stage_timeout = 600 + n / 200
-
-    def run_stage(stage: dict[str, Any]) -> dict[str, Any]:
-        return finish_stage_process(run_stage_process(stage), stage_timeout)
-
+    timeout = stage_timeout(n)
     pairs = measure_pairs(
-        run_stage,
+        lambda stage: run_stage(stage, timeout),
         common,
         application_id=names.app,
         limit_output_topic=names.limit_out,
@@ -372,7 +378,7 @@ def _measure(
                 "profile": str(path),
             },
         )
-        finish_stage_process(process, stage_timeout * 3)
+        finish_stage_process(process, timeout * 3)
         profile = profile_top(path)
 
     figures = BenchFigures(
