@@ -20,9 +20,13 @@ class RejectReason(StrEnum):
     INVALID_SEQUENCER = "invalid_sequencer"
     MISSING_FIELD = "missing_field"
     INVALID_FIELD = "invalid_field"
+    NESTING_TOO_DEEP = "nesting_too_deep"
     # Written by the processor for input that did not come from the bridge.
     UNDECODABLE_EVENT = "undecodable_event"
     MISSING_POSITION = "missing_position"
+    UNKNOWN_SOURCE = "unknown_source"
+    KEY_MISMATCH = "key_mismatch"
+    UNWRITABLE_RECORD = "unwritable_record"
 
 
 @dataclass(frozen=True, slots=True)

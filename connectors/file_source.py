@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from connectors.json_fields import brackets_balanced, nesting_exceeds
+
 
 @dataclass(frozen=True, slots=True)
 class RawMessage:
@@ -54,6 +56,10 @@ def split_messages(data: bytes, name: str, *, jsonl: bool = False) -> Iterator[R
 def _is_single_document(data: bytes) -> bool:
     # A JSON Lines file with two or more documents is not one JSON value;
     # a file with exactly one line is the same either way.
+    if nesting_exceeds(data):
+        # Too deep to decode (the normalizer refuses it unread): JSON Lines
+        # when every line is complete on its own, as in a file with one bad line.
+        return not all(brackets_balanced(line) for line in data.split(b"\n"))
     try:
         json.loads(data)
     except ValueError:

@@ -73,8 +73,10 @@ from connectors.json_fields import (
     check_text,
     index_path,
     member_path,
+    nesting_exceeds,
     optional_string,
     show,
+    too_deep_message,
 )
 from connectors.results import Ignored, ParsedItem, ParseResult
 from connectors.s3_event_names import METADATA_CHANGED
@@ -429,9 +431,11 @@ def _object_resource(message: dict[object, object], path: str) -> dict[object, o
         raise RecordRejected(
             RejectReason.INVALID_FIELD, f"{path} {show(raw)} is not valid base64: {error}"
         ) from None
+    if nesting_exceeds(data):
+        raise RecordRejected(RejectReason.NESTING_TOO_DEEP, too_deep_message(f"{path} (decoded)"))
     try:
         resource: object = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as error:
+    except (UnicodeDecodeError, ValueError) as error:
         raise RecordRejected(
             RejectReason.MALFORMED_JSON,
             f"{path} does not decode to JSON text (expected the object resource): {error}",

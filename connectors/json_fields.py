@@ -15,23 +15,31 @@ Conventions shared by the accessors:
   None for an optional one;
 * a value of another JSON type is ``invalid_field`` (``invalid_sequencer`` for
   the sequencer).
+
+:func:`nesting_exceeds` bounds the nesting of JSON text before it is decoded
+(:data:`MAX_JSON_DEPTH`), for every decoder of the bridge.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from itertools import accumulate
 from typing import Final, TypeVar
 
 from connectors.errors import RecordRejected, RejectReason
+from schemas.limits import MAX_SIZE
 
 __all__ = [
+    "MAX_JSON_DEPTH",
     "PREVIEW_LIMIT",
+    "brackets_balanced",
     "check_constant",
     "check_text",
     "index_path",
     "is_text",
     "member_path",
+    "nesting_exceeds",
     "object_member",
     "optional_size",
     "optional_string",
@@ -39,10 +47,22 @@ __all__ = [
     "required_string",
     "sequencer_member",
     "show",
+    "too_deep_message",
 ]
 
 PREVIEW_LIMIT: Final = 80
 """How many characters of a string :func:`show` prints."""
+
+MAX_JSON_DEPTH: Final = 64
+"""How deeply arrays and objects may nest in one JSON text (the top-level value is 1).
+
+Real notifications nest fewer than 10 levels (an S3 record is 5: ``Records``,
+the record, ``s3``, ``object``, with user metadata or Box's path collection a
+few more), and envelopes do not add up: an SNS, SQS or Lambda envelope carries
+its inner document as a JSON *string*, decoded (and bounded) on its own. 64
+leaves room for any provider's metadata while staying far below Python's
+recursion limit (1,000), which ``json.loads``, ``json.dumps`` and hashing a
+record for its id would otherwise hit."""
 
 _T = TypeVar("_T")
 _BIG_NUMBER: Final = 10**30
@@ -108,6 +128,85 @@ def check_text(value: str, field: str) -> None:
             RejectReason.INVALID_FIELD,
             f"{field} {show(value)} contains a lone surrogate: expected Unicode text",
         )
+
+
+# --------------------------------------------------------------------------- nesting depth
+
+# Brackets of both kinds as one: depth does not depend on the kind (matching
+# them is the decoder's business), and one kind makes a level one replace.
+_OPEN, _CLOSE, _LEAF = b"[", b"]", b"[]"
+_AS_BRACKETS: Final = bytes.maketrans(b"{}", _OPEN + _CLOSE)
+_NOT_BRACKETS: Final = bytes(range(256)).translate(None, b"[]{}")
+_DEPTH_STEP: Final = {ord(_OPEN): 1, ord(_CLOSE): -1}
+
+
+def _structure(data: bytes) -> bytes:
+    """The brackets of JSON text outside its strings, in order, all written ``[`` / ``]``.
+
+    Escaped backslashes go first, so every ``\\"`` left is an escaped quote;
+    without either, the quotes delimit strings and every other piece is outside
+    one. Byte-wise is exact for UTF-8 text: no byte of a multi-byte character
+    is ASCII.
+    """
+    unescaped = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    outside = b"".join(unescaped.split(b'"')[::2])
+    return outside.translate(_AS_BRACKETS, _NOT_BRACKETS)
+
+
+def _deeper_than(brackets: bytes, limit: int) -> bool:
+    """Whether the running depth of ``brackets`` ever exceeds ``limit``."""
+    depths = accumulate(map(_DEPTH_STEP.__getitem__, brackets))
+    return next(filter(limit.__lt__, depths), None) is not None
+
+
+def nesting_exceeds(text: str | bytes, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether the JSON ``text`` nests arrays and objects more than ``limit`` deep.
+
+    A scan, not a parse, to run before ``json.loads`` (which recurses once per
+    level). Brackets inside strings do not count; for text that is not valid
+    JSON the answer bounds what a parser would recurse into.
+
+    Cost: a document with at most ``limit`` brackets, two counts. Others, one
+    C-level pass over the brackets per level of the document (each removes the
+    innermost pairs), stopping as soon as ``limit + 1`` opening brackets in a
+    row show: a shallow document takes a few passes, a deep chain one.
+    """
+    if isinstance(text, str):
+        if text.count("[") + text.count("{") <= limit:
+            return False
+        data = text.encode("utf-8", "surrogatepass")
+    else:
+        if text.count(b"[") + text.count(b"{") <= limit:
+            return False
+        data = text
+    brackets = remaining = _structure(data)
+    too_deep = _OPEN * (limit + 1)
+    for _ in range(limit + 1):
+        if not remaining:
+            return False
+        if too_deep in remaining:
+            return True
+        shorter = remaining.replace(_LEAF, b"")
+        if len(shorter) == len(remaining):
+            break  # unbalanced: not JSON
+        remaining = shorter
+    return _deeper_than(brackets, limit)
+
+
+def brackets_balanced(text: bytes) -> bool:
+    """Whether ``text`` closes every array and object it opens (strings aside), as
+    every complete JSON value does; for telling JSON Lines from one document
+    that is too deep to decode."""
+    brackets = _structure(text)
+    return 2 * brackets.count(_OPEN) == len(brackets)
+
+
+def too_deep_message(subject: str, limit: int = MAX_JSON_DEPTH) -> str:
+    """The message of a ``nesting_too_deep`` rejection of the JSON text ``subject`` names."""
+    return (
+        f"{subject} nests arrays and objects more than {limit} levels deep: seqgate decodes "
+        f"at most {limit} (real notifications nest fewer than 10)"
+    )
 
 
 # --------------------------------------------------------------------------- accessors
@@ -211,15 +310,18 @@ def optional_string(
 
 
 def optional_size(parent: dict[object, object], name: str, path: str) -> int | None:
-    """The optional size in bytes ``parent[name]``: absent or null give None."""
+    """The optional size in bytes ``parent[name]``: absent or null give None.
+
+    At most :data:`schemas.limits.MAX_SIZE` (an Avro long is signed 64-bit).
+    """
     value = parent.get(name)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SIZE:
         raise RecordRejected(
             RejectReason.INVALID_FIELD,
-            f"{member_path(path, name)} must be a non-negative integer (bytes) when present, "
-            f"got {show(value)}",
+            f"{member_path(path, name)} must be a non-negative integer below 2**63 (bytes) "
+            f"when present, got {show(value)}",
         )
     return value
 

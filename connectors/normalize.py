@@ -56,13 +56,26 @@ reread by other tools:
 * it must be one JSON value per RFC 8259: ``NaN``/``Infinity`` are refused;
 * an object may not repeat a member name (parsers could otherwise disagree
   on which value counts);
-* pathological input (numbers too long to convert, nesting too deep to
-  decode) is refused instead of raising.
+* pathological input (numbers too long to convert) is refused instead of
+  raising;
+* arrays and objects may nest at most
+  :data:`~connectors.json_fields.MAX_JSON_DEPTH` (64) deep in one JSON text: a
+  scan of the text before it is decoded (:func:`~connectors.json_fields.nesting_exceeds`)
+  refuses deeper text as ``nesting_too_deep``, so the decoder never recurses
+  deeper. An envelope's inner body is a text of its own, scanned on its own.
 
-Every decoding failure is a ``malformed_json`` rejection: of the whole message
-for the received bytes, of that part for an inner body (the message names the
-body's JSON path, e.g. ``Messages[1].Body``). A document of a shape no parser
-recognizes is rejected as ``not_a_notification``. Nothing here raises.
+Every other decoding failure is a ``malformed_json`` rejection: of the whole
+message for the received bytes, of that part for an inner body (the message
+names the body's JSON path, e.g. ``Messages[1].Body``). A document of a shape
+no parser recognizes is rejected as ``not_a_notification``.
+
+Every event a parser builds must then fit the field limits of
+:mod:`schemas.limits` (what Avro can encode, within bounded lengths): one that
+does not becomes an ``invalid_field`` rejection naming the field (its JSON path
+for S3 records and EventBridge events) in its place. It is numbered as the
+parsers number theirs: by its index in a ``Records`` array; in other messages
+by its position when the message yields several items, else None (the whole
+message). Nothing here raises.
 """
 
 from __future__ import annotations
@@ -88,11 +101,13 @@ from connectors.b2 import looks_like_b2, parse_b2
 from connectors.box import looks_like_box, parse_box
 from connectors.errors import Rejection, RejectReason
 from connectors.gcs import looks_like_gcs, parse_gcs
-from connectors.json_fields import index_path, member_path
+from connectors.json_fields import index_path, member_path, nesting_exceeds, too_deep_message
 from connectors.results import ParsedItem, ParseResult, concat
 from connectors.s3_eventbridge import parse_eventbridge_event
 from connectors.s3_native import DEFAULT_S3_PARSE_OPTIONS, S3ParseOptions, parse_s3_records
 from connectors.supabase import looks_like_supabase, parse_supabase
+from schemas.limits import FieldLimitError, check_event
+from schemas.records import ObjectEvent
 
 __all__ = ["MAX_ENVELOPE_DEPTH", "ParseResult", "normalize", "normalize_document", "normalize_with"]
 
@@ -129,7 +144,11 @@ def _quote(name: str, limit: int = 40) -> str:
 
 
 class _JsonError(ValueError):
-    """Why a body is not acceptable JSON; its message is the rejection's."""
+    """Why a body is not acceptable JSON; its message and reason are the rejection's."""
+
+    def __init__(self, message: str, reason: RejectReason = RejectReason.MALFORMED_JSON) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 def _refuse_constant(name: str) -> object:
@@ -149,6 +168,8 @@ def _unique_members(pairs: list[tuple[str, object]]) -> dict[str, object]:
 
 def _decode_json_text(text: str) -> object:
     """Strict JSON decoding of text; raises _JsonError with a clear message."""
+    if nesting_exceeds(text):
+        raise _JsonError(too_deep_message(_THE_BODY), RejectReason.NESTING_TOO_DEEP)
     try:
         return json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_unique_members)
     except json.JSONDecodeError as error:
@@ -160,8 +181,6 @@ def _decode_json_text(text: str) -> object:
         ) from None
     except _JsonError:
         raise
-    except RecursionError:
-        raise _JsonError("the body is not acceptable JSON: it is nested too deeply") from None
     except ValueError as error:  # e.g. an integer literal beyond the conversion limit
         raise _JsonError(f"the body is not acceptable JSON: {error}") from None
 
@@ -221,6 +240,90 @@ def _too_deep(path: str, depth: int) -> ParseResult | None:
     )
 
 
+# --------------------------------------------------------------------------- field limits
+
+# Where the fields of events of the S3 family come from, for messages. The
+# other providers' events name the field (their paths vary within a provider).
+_S3_RECORD_PATHS: Final = {
+    "bucket": "s3.bucket.name",
+    "key": "s3.object.key",
+    "event_name": "eventName",
+    "position": "s3.object.sequencer",
+    "version_id": "s3.object.versionId",
+    "size": "s3.object.size",
+    "etag": "s3.object.eTag",
+    "event_time": "eventTime",
+}
+_EVENTBRIDGE_PATHS: Final = {
+    "id": "id",
+    "bucket": "detail.bucket.name",
+    "key": "detail.object.key",
+    "event_name": "detail-type",
+    "position": "detail.object.sequencer",
+    "version_id": "detail.object.version-id",
+    "size": "detail.object.size",
+    "etag": "detail.object.etag",
+    "event_time": "time",
+}
+
+
+def _limit_rejection(
+    error: FieldLimitError, record_index: int | None, field_path: str | None
+) -> Rejection:
+    # The error's message starts with the field's name: name its JSON path instead.
+    subject = field_path if field_path is not None else f"the event's {error.field}"
+    detail = str(error).removeprefix(error.field)
+    return Rejection(
+        RejectReason.INVALID_FIELD,
+        f"{subject}{detail} (seqgate's field limits: docs/reasons.md)",
+        record_index,
+    )
+
+
+def _enforce_limits(
+    result: ParseResult,
+    *,
+    indexed: bool = False,
+    path: str = "",
+    field_paths: dict[str, str] | None = None,
+) -> ParseResult:
+    """``result`` with every event that breaks a field limit replaced by its rejection.
+
+    The rejection's index is the event's position among the items when the
+    parser numbers every record (``indexed``: a ``Records`` array) or the
+    result holds several items, else None (the whole message), as the parser
+    numbers its own rejections. ``field_paths`` maps field names to JSON paths
+    relative to each record (``Records[i]``, when ``indexed``) or to ``path``.
+    """
+    items = result.items
+    refused: dict[int, FieldLimitError] = {}
+    for position, item in enumerate(items):
+        if isinstance(item, ObjectEvent):
+            try:
+                check_event(item)
+            except FieldLimitError as error:
+                refused[position] = error
+    if not refused:
+        return result
+    several = indexed or len(items) > 1
+    replaced = list(items)
+    for position, limit_error in refused.items():
+        field_path = None
+        if field_paths is not None and limit_error.field in field_paths:
+            record_path = index_path("Records", position) if indexed else path
+            field_path = member_path(record_path, field_paths[limit_error.field])
+        replaced[position] = _limit_rejection(
+            limit_error, position if several else None, field_path
+        )
+    return ParseResult(tuple(replaced))
+
+
+def _s3_records(document: object, origin: str, s3_options: S3ParseOptions) -> ParseResult:
+    """The native S3 parser's result, held to the field limits."""
+    result = parse_s3_records(document, origin, s3_options)
+    return _enforce_limits(result, indexed=True, field_paths=_S3_RECORD_PATHS)
+
+
 # --------------------------------------------------------------------------- dispatch
 
 
@@ -236,7 +339,7 @@ def normalize(
     try:
         document = _decode_json(raw)
     except _JsonError as error:
-        return ParseResult.rejected(RejectReason.MALFORMED_JSON, str(error))
+        return ParseResult.rejected(error.reason, str(error))
     return normalize_document(document, origin, s3_options=s3_options)
 
 
@@ -246,13 +349,14 @@ def normalize_with(
     """Decode ``raw`` as strictly as :func:`normalize`, then parse it with ``parse``.
 
     For a receiver that knows its provider (an HTTP route with the provider's own
-    authentication) and so needs no recognition. Never raises if ``parse`` does not.
+    authentication) and so needs no recognition. Its events are held to the field
+    limits as :func:`normalize` holds them. Never raises if ``parse`` does not.
     """
     try:
         document = _decode_json(raw)
     except _JsonError as error:
-        return ParseResult.rejected(RejectReason.MALFORMED_JSON, str(error))
-    return parse(document, origin)
+        return ParseResult.rejected(error.reason, str(error))
+    return _enforce_limits(parse(document, origin))
 
 
 def normalize_document(
@@ -305,7 +409,7 @@ def normalize_text(
             message = path + message.removeprefix(_THE_BODY)
         else:
             message = f"{path}: {message}"
-        return ParseResult.rejected(RejectReason.MALFORMED_JSON, message)
+        return ParseResult.rejected(error.reason, message)
     return normalize_document(document, origin, path, depth, s3_options)
 
 
@@ -360,10 +464,10 @@ def _parse_records(
     """A ``Records`` document: S3-family records, Lambda SQS or SNS records, or a mix."""
     records = document.get("Records") if isinstance(document, dict) else None
     if not isinstance(document, dict) or not isinstance(records, list):
-        return _within(path, parse_s3_records(document, origin, s3_options))
+        return _within(path, _s3_records(document, origin, s3_options))
     sources = [_record_source(record) for record in records]
     if not any(sources):
-        return _within(path, parse_s3_records(document, origin, s3_options))
+        return _within(path, _s3_records(document, origin, s3_options))
     # The S3 parser yields one item per record, in order, and names each by its
     # index: give it the whole list with the envelope records masked out, so
     # its messages keep the real indices, and take its items for S3 records.
@@ -371,7 +475,7 @@ def _parse_records(
     s3_items: tuple[ParsedItem, ...] = ()
     if not all(sources):
         masked = [None if source else record for record, source in pairs]
-        s3_items = parse_s3_records({**document, "Records": masked}, origin, s3_options).items
+        s3_items = _s3_records({**document, "Records": masked}, origin, s3_options).items
     records_path = member_path(path, "Records")
     parts: list[ParseResult] = []
     for index, (record, source) in enumerate(pairs):
@@ -387,7 +491,7 @@ def _parse_records(
         elif len(s3_items) == len(records):
             parts.append(_within(path, ParseResult.of(s3_items[index])))
         else:  # the S3 parser broke its one-item-per-record contract: parse alone
-            alone = parse_s3_records({"Records": [record]}, origin, s3_options)
+            alone = _s3_records({"Records": [record]}, origin, s3_options)
             parts.append(_within(record_path, alone))
     return concat(parts)
 
@@ -408,7 +512,8 @@ def _parse_eventbridge(
     document: object, origin: str, path: str, depth: int, s3_options: S3ParseOptions
 ) -> ParseResult:
     # S3 always puts a sequencer in EventBridge events; the option is for native records.
-    return parse_eventbridge_event(document, origin, path)
+    result = parse_eventbridge_event(document, origin, path)
+    return _enforce_limits(result, path=path, field_paths=_EVENTBRIDGE_PATHS)
 
 
 def _provider(parse: Callable[[object, str], ParseResult]) -> Callable[..., ParseResult]:
@@ -417,7 +522,7 @@ def _provider(parse: Callable[[object, str], ParseResult]) -> Callable[..., Pars
     def parse_document(
         document: object, origin: str, path: str, depth: int, s3_options: S3ParseOptions
     ) -> ParseResult:
-        return _within(path, parse(document, origin))
+        return _within(path, _enforce_limits(parse(document, origin)))
 
     return parse_document
 

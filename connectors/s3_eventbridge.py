@@ -58,8 +58,11 @@ field                           rule (reason when broken)
 ``detail.object.version-id``,   optional strings: absent, null or empty mean
 ``detail.object.etag``,         None; another type is ``invalid_field``
 ``time``
-``detail.object.size``          optional non-negative integer
+``detail.object.size``          optional non-negative integer below 2**63
 ==============================  ===============================================
+
+The event then passes :mod:`schemas.limits` in :mod:`connectors.normalize`
+(lengths, text without lone surrogates), like every parser's.
 
 ``detail-type`` -> kind:
 
@@ -287,7 +290,8 @@ def _parse(event: object, origin: str, path: str) -> ObjectEvent:
         obj, object_path, required_because=_SEQUENCED_WHY if detail_type in _SEQUENCED else None
     )
     # Unlike the native parser, this one has never refused lone surrogates in
-    # these three optional strings (text_only=False keeps that behaviour).
+    # these three optional strings (text_only=False keeps its messages); the
+    # field limits refuse them after parsing (connectors.normalize).
     version_id = optional_string(obj, "version-id", object_path, text_only=False)
     if detail_type == OBJECT_DELETED:
         kind = _deleted_kind(detail, version_id, detail_path)

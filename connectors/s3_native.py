@@ -50,8 +50,9 @@ record                     a JSON object (``not_a_notification``)
 ``s3.object.versionId``,   optional strings: absent, null or empty mean None;
 ``s3.object.eTag``,        another type is ``invalid_field``
 ``eventTime``
-``s3.object.size``         optional non-negative integer: absent or null mean
-                           None; anything else is ``invalid_field``
+``s3.object.size``         optional non-negative integer below 2**63 (an Avro
+                           long): absent or null mean None; anything else is
+                           ``invalid_field``
 ``s3.object.sequencer``    a non-empty string of hex digits, any length
                            (``invalid_sequencer``); required (absent is
                            ``invalid_sequencer``) for the names whose kinds
@@ -59,6 +60,10 @@ record                     a JSON object (``not_a_notification``)
                            :attr:`S3ParseOptions.allow_missing_sequencer`,
                            absent (or null) is accepted for every name
 =========================  ===================================================
+
+The event then passes the field limits of :mod:`schemas.limits` in
+:mod:`connectors.normalize` (a sequencer of at most 128 bytes, a key of at
+most 4,096, ...): beyond one, the record is ``invalid_field`` there.
 
 Event names and kinds: :mod:`connectors.s3_event_names` holds Amazon S3's
 documented names (without the ``s3:`` prefix) and :mod:`connectors.minio`

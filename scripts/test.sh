@@ -24,6 +24,21 @@ if [ -z "${SEQGATE_TEST_POSTGRES_URL:-}" ]; then
 else
   echo "using SEQGATE_TEST_POSTGRES_URL=$SEQGATE_TEST_POSTGRES_URL"
 fi
+echo "== iptables"
+# The network-partition test drops loopback packets to a private broker's port.
+if ! command -v iptables >/dev/null 2>&1; then
+  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get install -y -qq --no-install-recommends iptables >/dev/null \
+      || { apt-get update -qq && apt-get install -y -qq --no-install-recommends iptables >/dev/null; } \
+      || echo "iptables could not be installed: the partition test will be skipped" >&2
+  else
+    echo "no iptables (needs root and apt-get): the partition test will be skipped" >&2
+  fi
+fi
+if [ -n "${CI:-}" ] && ! command -v iptables >/dev/null 2>&1; then
+  echo "iptables is required in CI (tests/test_torture_txn_timeout.py)" >&2
+  exit 1
+fi
 echo "== pytest"
 set +e
 .venv/bin/python -m pytest "$@"

@@ -11,9 +11,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from schemas.limits import FieldLimitError, check_event
+
+from connectors.errors import RejectReason
+from connectors.identity import scheme_of_source
 from schemas.codec import SEEN_EVENT, WATERMARK, watermark_position
 from schemas.records import ObjectEvent, OutboxRecord, SeenEvent, Watermark
-from streams.policy import Outcome, Policy, Trust, decide_dedupe, decide_position, expired
+from streams.policy import (
+    KNOWN_SOURCES,
+    Outcome,
+    Policy,
+    Trust,
+    UndecidableEvent,
+    decide_dedupe,
+    decide_position,
+    expired,
+)
 from streams.state_store import (
     STREAM_TIME_KEY,
     decode_stream_time,
@@ -41,6 +54,51 @@ class Verdict:
     outcome: Outcome
     outbox: OutboxRecord | None = None
     changes: dict[bytes, bytes | None] = field(default_factory=dict)
+
+
+def record_identity(key: bytes | None, event: ObjectEvent) -> str:
+    """The identity an input record is decided under; raises UndecidableEvent.
+
+    Checked before any state is read, for input that did not come from the
+    bridge: an unknown source would silently become dedupe-only; a field past
+    its limit could make an outbox record the broker refuses, aborting the
+    same transaction forever; and a key other than the event's identity would
+    give one object a second watermark (in another partition, or under another
+    name): the bridge always keys by identity, so any other key is refused.
+    """
+    if event.source not in KNOWN_SOURCES:
+        raise UndecidableEvent(
+            RejectReason.UNKNOWN_SOURCE,
+            f"event {event.id[:80]!r}: source {event.source[:80]!r} is not one seqgate knows"
+            f" ({', '.join(sorted(KNOWN_SOURCES))}): the record was not written by its bridge",
+        )
+    try:
+        check_event(event)
+    except FieldLimitError as error:
+        raise UndecidableEvent(RejectReason.INVALID_FIELD, str(error)) from error
+    if not event.bucket or "/" in event.bucket or not event.key:
+        raise UndecidableEvent(
+            RejectReason.INVALID_FIELD,
+            f"event {event.id[:80]!r}: bucket {event.bucket[:80]!r} and key must be non-empty"
+            " and the bucket free of '/': no object identity can be built",
+        )
+    identity = f"{scheme_of_source(event.source)}://{event.bucket}/{event.key}"
+    if key is not None and key != identity.encode("utf-8"):
+        try:
+            shown = repr(key.decode("utf-8")[:120])
+        except UnicodeDecodeError:
+            raise UndecidableEvent(
+                RejectReason.UNDECODABLE_EVENT,
+                f"the record key is not UTF-8 ({key[:40]!r}...): expected the object identity"
+                f" {identity[:120]!r}",
+            ) from None
+        raise UndecidableEvent(
+            RejectReason.KEY_MISMATCH,
+            f"the record key {shown} is not the event's object identity {identity[:120]!r}:"
+            " records must be keyed by identity (as the bridge does), or one object would"
+            " have two watermarks",
+        )
+    return identity
 
 
 def decide_record(
@@ -86,7 +144,7 @@ def _dedupe(
     key = seen_key(event.id)
     raw = state.get(key)
     seen = None if raw is None else SEEN_EVENT.decode(raw)
-    outcome = decide_dedupe(event, seen, stream_time, policy)
+    outcome = decide_dedupe(event, seen, stream_time, at.record_time, policy)
     if outcome is not Outcome.ACCEPTED:
         return Verdict(outcome, changes=changes)
     entry = SeenEvent(event.id, identity, at.record_time, at.partition, at.offset)

@@ -196,6 +196,13 @@ class WorkerMetrics:
             "Partitions whose state is being restored from the changelog.",
             registry=r,
         )
+        self.state_rebuilds = Counter(
+            "seqgate_worker_state_rebuilds",
+            "Partition stores moved aside (or deleted) and rebuilt from the changelog, by reason"
+            " (damaged, foreign, recreated, ahead, unrecorded).",
+            ["partition", "reason"],
+            registry=r,
+        )
         info = Gauge("seqgate_worker_info", "The worker instance.", ["instance_id"], registry=r)
         info.labels(instance_id).set(1)
         self._lag_at = 0.0

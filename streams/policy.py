@@ -12,6 +12,14 @@ Two modes, chosen per source (`Policy.trust_for`):
   clock, GCS generations, webhooks without one): accepted iff the event id
   was not accepted within the dedupe window, measured in *record time*
   (the Kafka timestamps of the input) so that a replay decides the same.
+
+Record time of the dedupe-only mode. The partition's *stream time* is the
+highest record time seen. An event older than stream time minus the window is
+`late`: its id may have been accepted and forgotten already, so it is never
+accepted. Accepted ids are kept for twice the window (the window, then as much
+again of grace), so an event that is not late always finds the id it repeats:
+a redelivery is accepted again only when it comes more than one window after
+the accepted copy, whatever timestamp a producer put on either.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ class Outcome(StrEnum):
     ACCEPTED = "accepted"
     DUPLICATE = "duplicate"
     STALE = "stale"
+    LATE = "late"
     FILTERED = "filtered"
     IGNORED = "ignored"
     REJECTED = "rejected"
@@ -108,6 +117,11 @@ class Policy:
             )
         return cls(order_named(ordering), kinds, sources, dedupe_window_ms)
 
+    @property
+    def dedupe_retention_ms(self) -> int:
+        """How long (record time) an accepted id is kept: the window and as much grace."""
+        return 2 * self.dedupe_window_ms
+
     def trust_for(self, source: str) -> Trust:
         return Trust.ORDERED if source in self.ordered_sources else Trust.DEDUPE
 
@@ -160,22 +174,41 @@ def decide_position(event: ObjectEvent, current: str | None, policy: Policy) -> 
 
 
 def decide_dedupe(
-    event: ObjectEvent, seen: SeenEvent | None, stream_time: int, policy: Policy
+    event: ObjectEvent,
+    seen: SeenEvent | None,
+    stream_time: int,
+    record_time: int,
+    policy: Policy,
 ) -> Outcome:
     """Decide one event of a dedupe-only source.
 
     `stream_time` is the highest input record time of the partition so far
-    (this record included). An accepted id stays a duplicate until the
-    stream time passes its record time by more than the window; purging
-    expired ids later never changes a decision, because an expired entry
-    already counts as absent.
+    (this record included) and `record_time` this record's. A repeated id
+    that is still kept is a duplicate; otherwise an event older than the
+    window is late; otherwise it is accepted. Purging expired ids later never
+    changes a decision, because an expired entry already counts as absent.
+
+    Why this holds whatever the timestamps: the id of an accepted copy at time
+    t is kept while stream time <= t + 2 window, and an event at time r is
+    decided only while r >= stream time - window. Both at once mean r - t >
+    window whenever the id is gone, i.e. a repeat within one window of its
+    accepted copy is never accepted (a producer stamping a record in the
+    future only makes later events late, never accepted twice).
     """
     if event.kind not in policy.admitted_kinds:
         return Outcome.FILTERED
     if seen is not None and not expired(seen, stream_time, policy):
         return Outcome.DUPLICATE
+    if is_late(record_time, stream_time, policy):
+        return Outcome.LATE
     return Outcome.ACCEPTED
 
 
+def is_late(record_time: int, stream_time: int, policy: Policy) -> bool:
+    """Older than the dedupe window behind stream time: never accepted."""
+    return record_time + policy.dedupe_window_ms < stream_time
+
+
 def expired(seen: SeenEvent, stream_time: int, policy: Policy) -> bool:
-    return seen.record_time + policy.dedupe_window_ms < stream_time
+    """An accepted id is kept for two windows of record time (the window and its grace)."""
+    return seen.record_time + policy.dedupe_retention_ms < stream_time

@@ -33,23 +33,31 @@ from confluent_kafka import (
 )
 
 from connectors.errors import RejectReason
-from connectors.identity import event_identity
 from schemas.codec import OBJECT_EVENT, REJECTED_RECORD, CodecError, encode_outbox
 from schemas.records import ObjectEvent, RejectedRecord
 from streams.accounting import OutcomeCounters
 from streams.audit import Decision as Decision  # re-exported: on_commit receives them
 from streams.audit import encode_decision, previous_position
-from streams.decider import InputPosition, decide_record, purgeable
+from streams.decider import InputPosition, decide_record, purgeable, record_identity
 from streams.faults import FaultInjector, FaultPoint
 from streams.kafka_clients import consumer_failure, is_fatal
 from streams.liveness import PartitionProgress, StallWatch, readable_partitions
 from streams.metrics import WorkerMetrics
+from streams.partition_stores import PartitionStores, describe_unavailable
 from streams.pending import OverlayView, PendingState, coordinates
 from streams.policy import Outcome, UndecidableEvent
-from streams.restore import restore_consumer_config, restore_partition
-from streams.state_store import STREAM_TIME_KEY, PartitionStore, StateDirectory, decode_stream_time
+from streams.refused import UNWRITABLE_CODES, RefusedRecords
+from streams.restore import restore_consumer_config
+from streams.state_store import (
+    STREAM_TIME_KEY,
+    PartitionStore,
+    StateDamaged,
+    StateUnavailable,
+    decode_stream_time,
+)
 from streams.transactions import (
     abort_if_open,
+    abort_transaction,
     close_producer,
     commit_transaction,
     flush,
@@ -57,16 +65,14 @@ from streams.transactions import (
 )
 from streams.worker_config import WorkerConfig as WorkerConfig  # re-exported
 from streams.worker_config import consumer_config, producer_config
+from streams.worker_errors import WorkerFatalError as WorkerFatalError  # re-exported
 
 log = logging.getLogger(__name__)
 
 
-class WorkerFatalError(Exception):
-    """The worker cannot go on (fenced, fatal producer error, broken state)."""
-
-
 # Expired dedupe ids tombstoned per partition and commit, to bound commit time.
 _PURGE_PER_COMMIT = 1000
+
 
 CommitListener = Callable[[list[Decision]], None]
 
@@ -87,8 +93,6 @@ class Worker:
         self.counters = OutcomeCounters()
         self._faults = faults or FaultInjector()
         self._on_commit = on_commit
-        self._state_dir = StateDirectory(config.state_dir, config.input_topic)
-        self._stores: dict[int, PartitionStore] = {}
         self._pending = PendingState()
         self._in_transaction = False
         self._fatal_error: KafkaError | None = None
@@ -102,6 +106,7 @@ class Worker:
         self._restore_consumer = Consumer(
             restore_consumer_config(config.bootstrap_servers, config.application_id)
         )
+        self._stores = PartitionStores(config, self._restore_consumer, self.metrics)
         self._producer = Producer(producer_config(config, on_error=self._on_client_error))
         self.commits = 0
         self.committed_records = 0  # input records of committed transactions
@@ -110,6 +115,7 @@ class Worker:
         self._committed_offsets: dict[int, int] = {}  # next input offset per partition, committed
         self._lost_at: float | None = None  # partitions lost, no assignment since
         self._lost_member_id: str | None = None  # the group member id when they were lost
+        self._refused = RefusedRecords(config.stall_timeout_ms / 1000)
 
     # ---- main loop -------------------------------------------------------------------------
 
@@ -152,9 +158,17 @@ class Worker:
                 try:
                     for message in messages:
                         self._process(message)
+                        isolating = self._refused.isolating and self._in_transaction
+                        if isolating and not self._commit_or_recover():
+                            break  # rewound: the rest of the batch is read again
                 except KafkaException as error:
                     self._recover(error)
                     continue
+                except StateDamaged as damage:
+                    self._rebuild_damaged(damage)  # aborts and rewinds: the batch is read again
+                    continue
+                except StateUnavailable as error:
+                    raise WorkerFatalError(describe_unavailable(error, self.config)) from None
                 if self._in_transaction and self._commit_due():
                     self._commit_or_recover()
             if self._in_transaction:
@@ -207,9 +221,11 @@ class Worker:
             self._dead_letter(message, RejectReason.UNDECODABLE_EVENT, str(codec_error), None)
             return
         key = message.key()
-        identity = (
-            key.decode("utf-8") if key else event_identity(event.source, event.bucket, event.key)
-        )
+        try:
+            identity = record_identity(key or None, event)
+        except UndecidableEvent as undecidable:
+            self._dead_letter(message, undecidable.reason, undecidable.message, event)
+            return
         # The input record's timestamp, never the clock: replays decide the same
         # and produce byte-identical outbox records.
         record_time = message.timestamp()[1]
@@ -221,22 +237,37 @@ class Worker:
             )
         audit = self._audit
         previous = previous_position(view, identity) if audit else None
+        unwritable = self._refused.get(partition, offset)
+        if unwritable is not None:
+            reason = RejectReason.UNWRITABLE_RECORD
+            self._dead_letter(message, reason, unwritable.why, event, previous)
+            return
         try:
             verdict = decide_record(view, event, identity, at, self._policy)
         except UndecidableEvent as undecidable:
             self._dead_letter(message, undecidable.reason, undecidable.message, event, previous)
             return
+        if verdict.outbox is not None:
+            # No delivery callback (but while isolating): a failed outbox record makes
+            # the transaction abortable, and commit_transaction then raises (_recover).
+            try:
+                self._producer.produce(
+                    self.config.outbox_topic,
+                    key=key or identity.encode("utf-8"),
+                    value=encode_outbox(verdict.outbox, raw),
+                    timestamp=record_time,
+                    on_delivery=self._on_delivery if self._refused.isolating else None,
+                )
+            except KafkaException as refused:
+                if refused.args[0].code() not in UNWRITABLE_CODES:
+                    raise
+                # Refused before it was sent (above the producer's message.max.bytes):
+                # this record alone, and nothing of it is in the transaction.
+                why = f"its outbox record: {refused.args[0].str()}"
+                self._dead_letter(message, RejectReason.UNWRITABLE_RECORD, why, event, previous)
+                return
         if verdict.changes:
             view.changes.update(verdict.changes)
-        if verdict.outbox is not None:
-            # No delivery callback: a failed outbox record makes the transaction
-            # abortable, and commit_transaction then raises (handled by _recover).
-            self._producer.produce(
-                self.config.outbox_topic,
-                key=key or identity.encode("utf-8"),
-                value=encode_outbox(verdict.outbox, raw),
-                timestamp=record_time,
-            )
         outcome = verdict.outcome
         tally_key = (partition, outcome, event.kind, None)
         pending.tally[tally_key] = pending.tally.get(tally_key, 0) + 1
@@ -268,7 +299,7 @@ class Worker:
             store = self._stores.get(partition)
             if raw_time is not None and store is not None:
                 stream_time = decode_stream_time(raw_time)
-                horizon = stream_time - self.config.policy.dedupe_window_ms
+                horizon = stream_time - self.config.policy.dedupe_retention_ms
                 candidates = store.seen_older_than(horizon, limit=_PURGE_PER_COMMIT)
                 for state_key in purgeable(candidates, stream_time, self.config.policy):
                     if state_key not in changes:
@@ -295,13 +326,29 @@ class Worker:
         previous: str | None = None,
     ) -> None:
         partition, offset = coordinates(message)
-        record = RejectedRecord(
-            raw=message.value() or b"",
-            origin=f"kafka:{message.topic()}:{partition}:{offset}",
-            reason=reason.value,
-            message=text,
-            record_index=None,
-        )
+        origin = f"kafka:{message.topic()}:{partition}:{offset}"
+        raw = message.value() or b""
+        unwritable = self._refused.get(partition, offset)
+        if unwritable is not None and unwritable.omit_raw:
+            raw, text = b"", _without_bytes(text, len(raw), origin)
+        record = RejectedRecord(raw, origin, reason.value, text, None)
+        try:
+            self._produce_dead_letter(message, record)
+        except KafkaException as refused:
+            if refused.args[0].code() not in UNWRITABLE_CODES or not raw:
+                raise
+            # Too large with the input's bytes copied: they stay readable at the origin.
+            text = _without_bytes(text, len(raw), origin)
+            record = RejectedRecord(b"", origin, reason.value, text, None)
+            self._produce_dead_letter(message, record)
+        key = message.key()
+        identity = key.decode("utf-8", "replace") if key else ""
+        decision = Decision.of((partition, offset), identity, event, Outcome.REJECTED, reason.value)
+        tally_key = (partition, Outcome.REJECTED, decision.kind, reason.value)
+        self._pending.tally[tally_key] = self._pending.tally.get(tally_key, 0) + 1
+        self._report(decision, message.timestamp()[1], previous)
+
+    def _produce_dead_letter(self, message: Message, record: RejectedRecord) -> None:
         self._producer.produce(
             self.config.rejected_topic,
             key=message.key(),
@@ -309,12 +356,6 @@ class Worker:
             timestamp=message.timestamp()[1],
             on_delivery=self._on_delivery,
         )
-        key = message.key()
-        identity = key.decode("utf-8", "replace") if key else ""
-        decision = Decision.of((partition, offset), identity, event, Outcome.REJECTED, reason.value)
-        tally_key = (partition, Outcome.REJECTED, decision.kind, reason.value)
-        self._pending.tally[tally_key] = self._pending.tally.get(tally_key, 0) + 1
-        self._report(decision, message.timestamp()[1], previous)
 
     def _store(self, partition: int) -> PartitionStore:
         store = self._stores.get(partition)
@@ -342,11 +383,19 @@ class Worker:
 
     # ---- commit and recovery -------------------------------------------------------------------
 
-    def _commit_or_recover(self) -> None:
+    def _commit_or_recover(self) -> bool:
+        """Commit the open transaction; False when it was aborted (and the input rewound)."""
         try:
             self._commit()
         except KafkaException as error:
             self._recover(error)
+            return False
+        except StateDamaged as damage:  # the purge reads the store before the commit
+            self._rebuild_damaged(damage)
+            return False
+        except StateUnavailable as error:
+            raise WorkerFatalError(describe_unavailable(error, self.config)) from None
+        return True
 
     def _recover(self, error: KafkaException) -> None:
         kafka_error = error.args[0]
@@ -356,8 +405,63 @@ class Worker:
             raise WorkerFatalError(self._describe_fatal(fatal)) from error
         # Abortable or retriable: aborting and re-reading from the committed
         # offsets is always safe, since nothing of this transaction is visible.
+        kafka_error = self._transaction_failure(kafka_error)
         log.warning("transaction aborted", extra={"error": kafka_error.str()})
+        self._find_unwritable(kafka_error)
         self._abort_and_rewind()
+        self._check_abort_loop(kafka_error)
+
+    def _transaction_failure(self, error: KafkaError) -> KafkaError:
+        """Why the open transaction failed, where produce() only says "Erroneous state".
+
+        The transactional calls name the failure; send_offsets_to_transaction is
+        asked because it commits nothing (the transaction is aborted next anyway)."""
+        pending = self._pending
+        if error.code() != KafkaError._STATE or not self._in_transaction:
+            return error
+        offsets = [
+            TopicPartition(self.config.input_topic, partition, next_offset)
+            for partition, next_offset in sorted(pending.next_offsets.items())
+        ]
+        if not offsets:
+            return error
+        try:
+            self._producer.send_offsets_to_transaction(
+                offsets, self._consumer.consumer_group_metadata(), self.config.kafka_timeout_s
+            )
+        except KafkaException as failure:
+            cause: KafkaError = failure.args[0]
+            return cause
+        return error
+
+    def _find_unwritable(self, error: KafkaError) -> None:
+        """Before the abort: let `streams.refused` close in on a record the broker refuses
+        for good, or stop when not even its bare dead letter can be written."""
+        pending = self._pending
+        codes = {error.code(), *(failed.code() for failed in pending.delivery_errors)}
+        stuck = self._refused.after_abort(codes, error.str(), pending.records, pending.next_offsets)
+        if stuck is None:
+            return
+        partition, offset = stuck
+        raise WorkerFatalError(
+            f"input record {self.config.input_topic}[{partition}] offset {offset} cannot be"
+            f" written, not even as a dead letter without its bytes ({error.str()}): raise"
+            f" max.message.bytes of {self.config.rejected_topic} (and"
+            f" {self.config.outbox_topic}, {self.config.changelog_topic}) to the input"
+            " topic's, then restart the worker"
+        )
+
+    def _check_abort_loop(self, error: KafkaError) -> None:
+        """Aborts without a commit in between for --stall-timeout-ms: exit, never spin."""
+        lasted = self._refused.abort_loop_seconds(time.monotonic())
+        if lasted is None:
+            return
+        raise WorkerFatalError(
+            f"no transaction committed for {lasted:.0f} s"
+            f" (--stall-timeout-ms {self.config.stall_timeout_ms}): every attempt aborted,"
+            f" the last with: {error.str()}; restart the worker (it resumes from the"
+            " committed offsets) once Kafka accepts the worker's writes"
+        )
 
     def _commit(self) -> None:
         started = time.monotonic()
@@ -370,7 +474,7 @@ class Worker:
         if pending.delivery_errors:
             raise KafkaException(
                 KafkaError(
-                    KafkaError._STATE,
+                    pending.delivery_errors[0].code(),
                     "delivery failed: "
                     + "; ".join(error.str() for error in pending.delivery_errors[:3]),
                     txn_requires_abort=True,
@@ -389,15 +493,15 @@ class Worker:
         self._faults.reach(FaultPoint.AFTER_COMMIT)
         # Kafka has the transaction; now (and only now) the committed state.
         for partition, changes in pending.overlay.partitions().items():
-            store = self._stores.get(partition)
             last = pending.changelog_last_offset.get(partition)
-            if store is not None and last is not None:
-                store.apply(changes, last + 1)
+            if last is not None:
+                self._stores.apply_committed(partition, changes, last + 1)
         for (partition, outcome, _kind, _reason), count in pending.tally.items():
             self.counters.add(partition, outcome, count)
         self.commits += 1
         self.committed_records += pending.records
         self._committed_offsets.update(pending.next_offsets)
+        self._refused.committed(pending.next_offsets)
         self.metrics.committed(pending.tally, time.monotonic() - started)
         self.metrics.observe_lag(self._consumer, self._committed_offsets)  # at most 1/s
         self._stall.progressed(time.monotonic())
@@ -410,7 +514,9 @@ class Worker:
         self.aborts += 1
         self.metrics.aborts.inc()
         try:
-            self._producer.abort_transaction(self.config.kafka_timeout_s)
+            abort_transaction(
+                self._producer, self.config.kafka_timeout_s, give_up_after=self._stall.timeout_s
+            )
         except KafkaException as error:
             raise WorkerFatalError(self._describe_fatal(error.args[0])) from error
         self._in_transaction = False
@@ -436,13 +542,23 @@ class Worker:
             self._fatal_error = error
 
     def _describe_fatal(self, error: KafkaError) -> str:
+        if error.code() in (KafkaError.INVALID_TXN_STATE, KafkaError.INVALID_PRODUCER_EPOCH):
+            return (
+                f"the broker aborted this worker's transaction ({error.str()}): it stayed"
+                f" open longer than --transaction-timeout-ms ({self.config.transaction_timeout_ms}"
+                " ms) while the worker could not finish it (a network partition, a broker"
+                " outage or a paused process); restart the worker (it resumes from the"
+                " committed offsets); where such outages are expected, raise"
+                " --transaction-timeout-ms (at most the broker's transaction.max.timeout.ms)"
+            )
         if error.code() in (KafkaError._FENCED, KafkaError.PRODUCER_FENCED):
             return (
                 f"worker fenced (transactional.id {self.config.transactional_id}): either"
                 " another worker runs with the same --instance-id (give each a distinct one),"
                 " or this worker's transaction was open longer than --transaction-timeout-ms"
-                f" ({self.config.transaction_timeout_ms} ms; the process was paused or stalled)"
-                " and the broker aborted it; restart the worker"
+                f" ({self.config.transaction_timeout_ms} ms; the process was paused, or cut off"
+                " from the broker) and the broker aborted it; restart the worker (it resumes"
+                " from the committed offsets)"
             )
         return f"fatal Kafka error: {error.str()}"
 
@@ -496,20 +612,7 @@ class Worker:
 
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         self._lost_at = None
-        self.metrics.restore_started(len(partitions))
-        for tp in partitions:
-            store = self._state_dir.open(tp.partition)
-            self._stores[tp.partition] = store
-            restored = restore_partition(
-                self._restore_consumer,
-                self.config.changelog_topic,
-                tp.partition,
-                store,
-                timeout=self.config.kafka_timeout_s,
-                progress=self.metrics.restore_progress(),
-            )
-            self.metrics.restore_finished()
-            log.info("assigned", extra={"partition": tp.partition, "restored": restored})
+        self._stores.assign([tp.partition for tp in partitions])
         self.metrics.partitions_assigned(len(self._stores))
         self._stall.progressed(time.monotonic())
 
@@ -542,11 +645,17 @@ class Worker:
     def _release(self, partitions: list[TopicPartition]) -> None:
         for tp in partitions:
             self._committed_offsets.pop(tp.partition, None)
-            store = self._stores.pop(tp.partition, None)
-            if store is not None:
-                store.close()
+            self._refused.release(tp.partition)
+            self._stores.release(tp.partition)
         self.metrics.forget(partitions)
         self.metrics.partitions_assigned(len(self._stores))
+
+    def _rebuild_damaged(self, damage: StateDamaged) -> None:
+        """A store failed while processing: abort the open transaction (nothing of it is
+        visible yet) and rewind, then rebuild the store from the changelog."""
+        if self._in_transaction:
+            self._abort_and_rewind()
+        self._stores.rebuild(damage)
 
     def _close(self, graceful: bool) -> None:
         abort_if_open(self._producer, self._in_transaction)
@@ -555,11 +664,13 @@ class Worker:
             self._consumer.close()
         finally:
             self._restore_consumer.close()
-            for store in self._stores.values():
-                store.close()
-            self._stores.clear()
+            self._stores.close()
             # A flush error here was already reported by what stopped the worker.
             with contextlib.suppress(KafkaException):
                 flush(self._producer, 5 if graceful else 0, self._producer_fatal_error)
             close_producer(self._producer)
             self.metrics.close()
+
+
+def _without_bytes(text: str, size: int, origin: str) -> str:
+    return f"{text} (the input's {size} bytes are not copied here: read them at {origin})"

@@ -11,10 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from connectors.identity import event_identity
 from schemas.codec import OBJECT_EVENT, WATERMARK, CodecError
 from schemas.records import OutboxRecord, Watermark
-from streams.decider import InputPosition, decide_record
+from streams.decider import InputPosition, decide_record, record_identity
 from streams.policy import Policy, UndecidableEvent
 
 
@@ -38,9 +37,12 @@ class _DictView:
 class PartitionReplay:
     """Decides the records of ONE input partition, in offset order, like a worker would."""
 
-    def __init__(self, policy: Policy) -> None:
+    def __init__(self, policy: Policy, unwritable: frozenset[int] = frozenset()) -> None:
         self.policy = policy
         self.state: dict[bytes, bytes] = {}  # changelog key -> latest value
+        # Offsets the worker dead-lettered as unwritable_record: the one decision that
+        # depends on the broker (what it refuses to store), so it is read, not replayed.
+        self.unwritable = unwritable
 
     def apply(self, record: InputRecord) -> OutboxRecord | None:
         """The outbox record this input must produce, or None."""
@@ -48,13 +50,11 @@ class PartitionReplay:
             event = OBJECT_EVENT.decode(record.value or b"")
         except CodecError:
             return None
-        identity = (
-            record.key.decode("utf-8")
-            if record.key
-            else event_identity(event.source, event.bucket, event.key)
-        )
+        if record.offset in self.unwritable:
+            return None  # the worker dead-lettered it: the broker refused what it became
         at = InputPosition(record.partition, record.offset, record.timestamp)
         try:
+            identity = record_identity(record.key or None, event)
             verdict = decide_record(_DictView(self.state), event, identity, at, self.policy)
         except UndecidableEvent:
             return None

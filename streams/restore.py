@@ -25,6 +25,32 @@ _CONSUME_BATCH = 1_000
 _CONSUME_WAIT_S = 0.05
 # A progress line (info) at most this often, and a final one per partition.
 _LOG_EVERY_S = 5.0
+# How often the changelog's end is asked again while it is below an offset the
+# store already reflects (the commit markers of the last transaction not written yet).
+_END_RECHECK_S = 0.05
+
+
+class ChangelogBehind(RuntimeError):
+    """The changelog ends before an offset the store reflects, and stayed there."""
+
+    def __init__(
+        self,
+        partition: int,
+        store: PartitionStore,
+        topic: str,
+        wanted: int,
+        end: int,
+        waited: float,
+    ) -> None:
+        super().__init__(
+            f"state of partition {partition} at {store.path} is ahead of changelog {topic}"
+            f" (store at offset {wanted}, changelog end {end} after waiting {waited:.0f}s):"
+            " the changelog no longer holds records the store reflects"
+        )
+        self.partition = partition
+        self.path = store.path
+        self.wanted = wanted
+        self.end = end
 
 
 def restore_consumer_config(bootstrap_servers: str, application_id: str) -> dict[str, object]:
@@ -72,6 +98,8 @@ def restore_partition(
     *,
     timeout: float = 30.0,
     progress: Callable[[int, int], None] | None = None,
+    at_least: int | None = None,
+    settle_s: float = 10.0,
 ) -> int:
     """Replay the changelog partition from the store's offset to its end.
 
@@ -84,16 +112,25 @@ def restore_partition(
     span of changelog offsets to read: an upper bound, since compaction and
     transaction markers leave gaps), and once at the end. A long restore also
     logs a progress line at info level every few seconds.
+
+    The restore reads at least up to the store's offset and `at_least` (an offset
+    the caller knows was committed, for a store rebuilt after damage): a changelog
+    ending below it, for up to `settle_s` (the markers of a transaction just
+    committed are written after the commit returns), raises ChangelogBehind.
+    RocksDB failures raise the store's StateError.
     """
     tp = TopicPartition(changelog_topic, partition)
-    low, high = consumer.get_watermark_offsets(tp, timeout=timeout)
     start = store.changelog_next_offset()
-    if start is not None and start > high:
-        raise RuntimeError(
-            f"state of partition {partition} at {store.path} is ahead of changelog"
-            f" {changelog_topic} (stored offset {start}, end {high}): the changelog was"
-            " recreated; delete the state directory to rebuild it"
-        )
+    known = [offset for offset in (start, at_least) if offset is not None]
+    wanted = max(known) if known else 0
+    low, high = consumer.get_watermark_offsets(tp, timeout=timeout)
+    began = time.monotonic()
+    while high < wanted and time.monotonic() - began < settle_s:
+        time.sleep(_END_RECHECK_S)  # nothing to wait on: the broker is asked again
+        low, high = consumer.get_watermark_offsets(tp, timeout=timeout, cached=False)
+    if high < wanted:
+        waited = time.monotonic() - began
+        raise ChangelogBehind(partition, store, changelog_topic, wanted, high, waited)
     if start is None or start < low:
         start = low
     if start >= high:

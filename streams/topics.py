@@ -13,11 +13,17 @@ class TopicSpec:
     name: str
     partitions: int
     compacted: bool = False
+    broker_time: bool = False
 
     def config(self) -> dict[str, str]:
         if self.compacted:
             # Changelogs keep the latest value per key forever.
             return {"cleanup.policy": "compact", "min.compaction.lag.ms": "0"}
+        if self.broker_time:
+            # The worker's dedupe window runs on record time: stamped by the broker
+            # on append, no producer's clock (or choice) can move it, and a replay
+            # still reads the same timestamps (docs/processor.md#record-time).
+            return {"message.timestamp.type": "LogAppendTime"}
         return {}
 
 
@@ -32,11 +38,13 @@ def pipeline_topics(
     rejected_topic: str,
     application_id: str,
     partitions: int,
+    broker_time: bool = True,
 ) -> list[TopicSpec]:
     """The topics of DESIGN §1. The changelog has as many partitions as the input:
-    changelog partition N holds the state of input partition N."""
+    changelog partition N holds the state of input partition N. The input stamps its
+    records on append (`broker_time`) unless told to keep the producers' timestamps."""
     return [
-        TopicSpec(input_topic, partitions),
+        TopicSpec(input_topic, partitions, broker_time=broker_time),
         TopicSpec(outbox_topic, partitions),
         TopicSpec(rejected_topic, partitions),
         TopicSpec(changelog_topic(application_id), partitions, compacted=True),

@@ -7,6 +7,7 @@ client quirks both must handle the same way.
 from __future__ import annotations
 
 import logging
+import time
 import warnings
 from collections.abc import Callable
 
@@ -35,6 +36,21 @@ def commit_transaction(producer: Producer, timeout: float) -> None:
                 log.warning("commit retry", extra={"error": error.args[0].str()})
                 continue
             raise
+
+
+def abort_transaction(producer: Producer, timeout: float, give_up_after: float) -> None:
+    """`abort_transaction`, retried while the client calls the failure retriable (a
+    timeout while the broker cannot be reached: "retry call to resume"), for at most
+    `give_up_after` seconds; then, or on any other failure, the KafkaException."""
+    deadline = time.monotonic() + give_up_after
+    while True:
+        try:
+            producer.abort_transaction(timeout)
+            return
+        except KafkaException as error:
+            if not error.args[0].retriable() or time.monotonic() >= deadline:
+                raise
+            log.warning("abort retry", extra={"error": error.args[0].str()})
 
 
 def flush(
@@ -86,6 +102,11 @@ def close_producer(producer: Producer) -> None:
     so: the warning goes to the log (info), not to stderr with a source line."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RuntimeWarning)
-        producer.close()
+        try:
+            producer.close()
+        except KafkaException as error:
+            # A fenced producer may raise its fatal error once more on close: raised
+            # from a `finally`, it would replace the one line that explains the stop.
+            log.info("producer close", extra={"error": error.args[0].str()})
     for warning in caught:
         log.info("producer close", extra={"warning": str(warning.message)})

@@ -18,7 +18,8 @@ from dataclasses import asdict, dataclass, field
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
-from schemas.codec import OUTBOX_RECORD, SEEN_EVENT, WATERMARK, CodecError
+from connectors.errors import RejectReason
+from schemas.codec import OUTBOX_RECORD, REJECTED_RECORD, SEEN_EVENT, WATERMARK, CodecError
 from schemas.records import OutboxRecord
 from streams.inspect import read_records
 from streams.kafka_clients import client_config
@@ -96,6 +97,9 @@ class VerifyTarget:
     changelog_topic: str
     policy: Policy
     timeout_s: float = 60.0
+    # The workers' dead letters: inputs dead-lettered as unwritable_record are the
+    # one decision the replay cannot make (the broker refused what they became).
+    rejected_topic: str | None = None
 
 
 Progress = Callable[[int, PartitionReport], None]
@@ -107,11 +111,14 @@ def verify(target: VerifyTarget, progress: Progress | None = None) -> VerifyRepo
         committed = reader.committed_offsets()
         outbox_partitions = reader.partitions(target.outbox_topic)
         same_layout = len(outbox_partitions) == len(committed)
+        unwritable = _unwritable_offsets(reader, target)
         reports = []
         for partition in sorted(committed):
             report = PartitionReport(partition, committed_offset=committed[partition])
             sources = [partition] if same_layout else outbox_partitions
-            _check_partition(reader, target, report, sources)
+            _check_partition(
+                reader, target, report, sources, frozenset(unwritable.get(partition, ()))
+            )
             reports.append(report)
             if progress is not None:
                 progress(len(committed), report)
@@ -120,11 +127,35 @@ def verify(target: VerifyTarget, progress: Progress | None = None) -> VerifyRepo
         reader.close()
 
 
+def _unwritable_offsets(reader: _Reader, target: VerifyTarget) -> dict[int, set[int]]:
+    """Input offsets per partition that the workers dead-lettered as unwritable_record."""
+    found: dict[int, set[int]] = {}
+    topic = target.rejected_topic
+    if topic is None or not reader.exists(topic):
+        return found
+    prefix = f"kafka:{target.input_topic}:"
+    for message in reader.read(topic, reader.partitions(topic)):
+        try:
+            record = REJECTED_RECORD.decode(message.value or b"")
+        except CodecError:
+            continue
+        if record.reason != RejectReason.UNWRITABLE_RECORD or not record.origin.startswith(prefix):
+            continue
+        partition, _, offset = record.origin[len(prefix) :].partition(":")
+        if partition.isdigit() and offset.isdigit():
+            found.setdefault(int(partition), set()).add(int(offset))
+    return found
+
+
 def _check_partition(
-    reader: _Reader, target: VerifyTarget, report: PartitionReport, outbox_sources: list[int]
+    reader: _Reader,
+    target: VerifyTarget,
+    report: PartitionReport,
+    outbox_sources: list[int],
+    unwritable: frozenset[int],
 ) -> None:
     partition = report.partition
-    replay = PartitionReplay(target.policy)
+    replay = PartitionReplay(target.policy, unwritable)
 
     def expected_records() -> Iterator[OutboxRecord]:
         for record in reader.read(target.input_topic, [partition], stop=report.committed_offset):
@@ -266,6 +297,11 @@ class _Reader:
                 },
             )
         )
+
+    def exists(self, topic: str) -> bool:
+        metadata = self._consumer.list_topics(topic, timeout=self.target.timeout_s)
+        found = metadata.topics.get(topic)
+        return found is not None and found.error is None
 
     def partitions(self, topic: str) -> list[int]:
         metadata = self._consumer.list_topics(topic, timeout=self.target.timeout_s)

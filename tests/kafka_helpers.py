@@ -13,7 +13,7 @@ from pathlib import Path
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
-from connectors.identity import object_identity
+from connectors.identity import event_identity
 from schemas.codec import OBJECT_EVENT
 from schemas.records import ObjectEvent
 from streams.devbroker.launcher import BrokerError, BrokerHandle, start_broker, stop_broker
@@ -42,6 +42,7 @@ def make_config(
     ordering: str = "aws",
     partitions: int = 3,
     instance_id: str = "w0",
+    broker_time: bool = True,
     **overrides: object,
 ) -> WorkerConfig:
     config = WorkerConfig(
@@ -62,6 +63,7 @@ def make_config(
         rejected_topic=config.rejected_topic,
         application_id=config.application_id,
         partitions=partitions,
+        broker_time=broker_time,
     )
     create_topics(AdminClient({"bootstrap.servers": bootstrap}), specs)
     return config
@@ -119,7 +121,7 @@ def produce_events(bootstrap: str, topic: str, events: list[ObjectEvent]) -> Non
         }
     )
     for event in events:
-        key = object_identity(event.source, event.bucket, event.key).encode("utf-8")
+        key = event_identity(event.source, event.bucket, event.key).encode("utf-8")
         while True:
             try:
                 producer.produce(topic, key=key, value=OBJECT_EVENT.encode(event))
@@ -245,6 +247,7 @@ def verify_target(config: WorkerConfig) -> VerifyTarget:
         outbox_topic=config.outbox_topic,
         changelog_topic=config.changelog_topic,
         policy=config.policy,
+        rejected_topic=config.rejected_topic,
     )
 
 

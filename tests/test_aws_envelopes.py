@@ -433,8 +433,8 @@ def test_lambda_sqs_body_problems() -> None:
         ),
         (
             {"Messages": [{"Body": '{"Records": ' + "[" * 100_000 + "]" * 100_000 + "}"}]},
-            RejectReason.MALFORMED_JSON,
-            "Messages[0].Body is not acceptable JSON: it is nested too deeply",
+            RejectReason.NESTING_TOO_DEEP,
+            "Messages[0].Body nests arrays and objects more than 64 levels deep",
         ),
     ],
 )

@@ -103,12 +103,12 @@ REFUSALS: list[tuple[Callable[[], object], RejectReason, str]] = [
     (
         lambda: jf.optional_size({"size": -1}, "size", "o"),
         INVALID,
-        "o.size must be a non-negative integer (bytes) when present, got number -1",
+        "o.size must be a non-negative integer below 2**63 (bytes) when present, got number -1",
     ),
     (
         lambda: jf.optional_size({"size": True}, "size", "o"),
         INVALID,
-        "o.size must be a non-negative integer (bytes) when present, got boolean true",
+        "o.size must be a non-negative integer below 2**63 (bytes) when present, got boolean true",
     ),
     (
         lambda: jf.sequencer_member({}, "o", required_because="why"),
@@ -140,3 +140,38 @@ def test_refusals_name_the_member_and_show_the_value(
     with pytest.raises(RecordRejected) as error:
         call()
     assert (error.value.reason, error.value.message) == (reason, message)
+
+
+def test_the_largest_avro_long_is_the_largest_size() -> None:
+    assert jf.optional_size({"size": 2**63 - 1}, "size", "o") == 2**63 - 1
+    with pytest.raises(RecordRejected) as error:
+        jf.optional_size({"size": 2**63}, "size", "o")
+    assert error.value.message == (
+        "o.size must be a non-negative integer below 2**63 (bytes) when present, "
+        "got number 9223372036854775808"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "depth"),
+    [
+        ("1", 0),
+        ("[]", 1),
+        ('{"a": [{"b": []}]}', 4),
+        ('["[[[[", "\\"[[[["]', 1),  # brackets in strings, after an escaped quote
+        ('["\\\\", [[]]]', 3),  # an escaped backslash does not escape the quote
+        ('{"é€😀": [[]]}', 3),  # multi-byte characters
+    ],
+)
+def test_nesting_exceeds_counts_levels_outside_strings(text: str, depth: int) -> None:
+    for limit in range(6):
+        assert jf.nesting_exceeds(text, limit) is (depth > limit), limit
+        assert jf.nesting_exceeds(text.encode(), limit) is (depth > limit), limit
+
+
+def test_balanced_brackets_tell_a_complete_line() -> None:
+    assert jf.brackets_balanced(b'{"a": "[", "b": [1, {}]}')
+    assert not jf.brackets_balanced(b'{"a": [')
+    assert jf.too_deep_message("Messages[0].Body").startswith(
+        "Messages[0].Body nests arrays and objects more than 64 levels deep"
+    )

@@ -245,8 +245,8 @@ def test_duplicate_member_names_are_refused(raw: bytes) -> None:
 
 def test_deep_nesting_is_refused() -> None:
     raw = b'{"Records": ' + b"[" * 200_000 + b"]" * 200_000 + b"}"
-    message = whole_rejection(normalize(raw, ORIGIN), RejectReason.MALFORMED_JSON)
-    assert "nested too deeply" in message
+    message = whole_rejection(normalize(raw, ORIGIN), RejectReason.NESTING_TOO_DEEP)
+    assert message.startswith("the body nests arrays and objects more than 64 levels deep")
 
 
 def test_enormous_integer_is_refused() -> None:

@@ -10,6 +10,7 @@ from confluent_kafka import Producer
 from connectors.normalize import normalize
 from connectors.samples import s3_notification, s3_record, to_bytes
 from schemas.codec import OUTBOX_RECORD
+from schemas.limits import MAX_POSITION_BYTES
 from schemas.records import ObjectEvent
 from streams.faults import FaultPoint, InjectedFault, RaiseAt
 from streams.policy import Outcome
@@ -106,8 +107,9 @@ def test_long_sequencer_and_absent_version_id(
     kafka_bootstrap: str, unique_name: str, tmp_path: Path
 ) -> None:
     config = make_config(kafka_bootstrap, unique_name, tmp_path)
-    long_low = "0" * 10 + "a" * 190
-    long_high = "0" * 10 + "a" * 189 + "b"
+    # As long as a position may be (schemas/limits.py): compared digit by digit.
+    long_low = "0" * 10 + "a" * (MAX_POSITION_BYTES - 10)
+    long_high = "0" * 10 + "a" * (MAX_POSITION_BYTES - 11) + "b"
     events = [
         s3_event(long_low, version_id=None),
         s3_event(long_low, version_id=None),

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from connectors.errors import Rejection
+from connectors.errors import Rejection, RejectReason
+from connectors.json_fields import MAX_JSON_DEPTH, is_text
 from connectors.normalize import normalize
 from connectors.results import Ignored
 from connectors.samples import (
@@ -22,8 +23,12 @@ from connectors.samples import (
     to_bytes,
     to_text,
 )
+from schemas.codec import OBJECT_EVENT
+from schemas.limits import MAX_EVENT_BYTES, check_event
 from schemas.records import ObjectEvent
 from streams.ordering import AWS_SEQUENCER_ORDER, NUMERIC_SEQUENCER_ORDER
+from tests.builders import put
+from tests.strategies import json_scalars_hostile, long_text, nested
 
 ORIGIN = "test:properties"
 
@@ -178,3 +183,105 @@ def test_wrapping_an_s3_notification_never_changes_its_result(
     direct = normalize(body.encode("utf-8"), ORIGIN)
     wrapped = normalize(ENVELOPES[envelope](body).encode("utf-8"), ORIGIN)
     assert wrapped.items == direct.items
+
+
+# --------------------------------------------------------------------------- hostile input
+
+_HOSTILE_MEMBERS: dict[str, tuple[str, ...]] = {
+    "bucket": ("s3", "bucket", "name"),
+    "key": ("s3", "object", "key"),
+    "sequencer": ("s3", "object", "sequencer"),
+    "versionId": ("s3", "object", "versionId"),
+    "size": ("s3", "object", "size"),
+    "eTag": ("s3", "object", "eTag"),
+    "eventTime": ("eventTime",),
+    "userMetadata": ("s3", "object", "userMetadata"),
+}
+
+# Long enough to cross every limit; the 520 KB case is the hex sequencer's, cheap to write.
+_LONGEST = 10_000
+
+hostile_hex = st.builds(
+    lambda digit, count: digit * count,
+    st.sampled_from("0aF"),
+    st.sampled_from([1, 20, 128, 129, 520_000]),
+)
+
+
+def _form_encoded(key: str) -> str:
+    return form_encode_key(key) if is_text(key) else key
+
+
+@st.composite
+def hostile_s3_records(draw: st.DrawFn) -> dict[str, Any]:
+    """A valid native S3 record with some members replaced by hostile values."""
+    record = s3_record(sequencer="0055AED6DCD90281E5")
+    values = {
+        "bucket": long_text([63, 256], _LONGEST),
+        "key": long_text([1024, 4096], _LONGEST).map(_form_encoded) | long_text([4096], _LONGEST),
+        "sequencer": hostile_hex | json_scalars_hostile,
+        "versionId": long_text([1024], _LONGEST),
+        "size": json_scalars_hostile,
+        "eTag": long_text([256], _LONGEST),
+        "eventTime": long_text([64], _LONGEST),
+        "userMetadata": st.integers(min_value=0, max_value=200).map(nested),
+    }
+    for name in draw(st.sets(st.sampled_from(sorted(values)), min_size=1, max_size=3)):
+        record = put(record, _HOSTILE_MEMBERS[name], draw(values[name]))
+    return record
+
+
+def _wrapped(body: str, envelope: str) -> str:
+    return body if envelope == "none" else ENVELOPES[envelope](body)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(hostile_s3_records(), min_size=1, max_size=3),
+    st.sampled_from(["none", *sorted(ENVELOPES)]),
+)
+def test_hostile_s3_records_become_encodable_events_or_rejections(
+    records: list[dict[str, Any]], envelope: str
+) -> None:
+    body = to_text(s3_notification(*records))
+    result = normalize(_wrapped(body, envelope).encode("utf-8"), ORIGIN)
+    # The document is an object holding Records holding the records.
+    if 2 + max(map(_depth, records)) > MAX_JSON_DEPTH:
+        event("too deep")
+        [rejection] = result.items
+        assert isinstance(rejection, Rejection)
+        assert rejection.reason is RejectReason.NESTING_TOO_DEEP
+        return
+    assert len(result) == len(records)
+    for index, item in enumerate(result.items):
+        event(type(item).__name__ if isinstance(item, ObjectEvent) else str(item.reason))
+        if isinstance(item, ObjectEvent):
+            check_event(item)
+            encoded = OBJECT_EVENT.encode(item)
+            assert len(encoded) <= MAX_EVENT_BYTES
+            assert OBJECT_EVENT.decode(encoded) == item
+        else:
+            assert isinstance(item, Rejection), item
+            assert item.reason in set(RejectReason)
+            assert item.record_index == index
+            assert len(item.message) < 1_000
+
+
+def _depth(value: object) -> int:
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    return 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(json_scalars_hostile, st.integers(min_value=0, max_value=120))
+def test_any_size_at_any_depth_never_raises(size: Any, depth: int) -> None:
+    record = put(s3_record(sequencer="01"), ("s3", "object", "size"), size)
+    raw = to_text(nested(depth, s3_notification(record))).encode("utf-8")
+    for item in normalize(raw, ORIGIN).items:
+        if isinstance(item, ObjectEvent):
+            assert len(OBJECT_EVENT.encode(item)) <= MAX_EVENT_BYTES
+        else:
+            assert item.reason in set(RejectReason)

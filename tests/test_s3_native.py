@@ -533,9 +533,15 @@ def test_invalid_optional_fields(fields: dict[str, Any], field: str) -> None:
     assert rejection.message.startswith(field)
 
 
-def test_very_large_size_is_an_integer() -> None:
-    # JSON has no integer limit; a huge (if implausible) size is still an integer.
-    assert parse_one(size=2**80).size == 2**80
+def test_size_is_at_most_the_largest_avro_long() -> None:
+    # JSON has no integer limit, Avro's long has: 2**63 would pass and then fail to encode.
+    assert parse_one(size=2**63 - 1).size == 2**63 - 1
+    for size in (2**63, 2**64, 2**80):
+        rejection = reject_one(size=size)
+        assert rejection.reason is RejectReason.INVALID_FIELD
+        assert rejection.message.startswith(
+            "Records[0].s3.object.size must be a non-negative integer below 2**63"
+        )
 
 
 # --------------------------------------------------------------------------- event ids

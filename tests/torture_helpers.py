@@ -554,6 +554,7 @@ def verify_target(bootstrap: str, config: WorkerConfig, timeout_s: float = 120.0
         outbox_topic=config.outbox_topic,
         changelog_topic=config.changelog_topic,
         policy=config.policy,
+        rejected_topic=config.rejected_topic,
         timeout_s=timeout_s,
     )
 

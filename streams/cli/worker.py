@@ -304,6 +304,7 @@ def verify(
         outbox_topic=outbox_topic,
         changelog_topic=changelog_topic(application_id),
         policy=policy,
+        rejected_topic=rejected_topic,
     )
 
     def progress(total: int, report: PartitionReport) -> None:
