@@ -34,14 +34,28 @@ handshakes; each decodes strictly and runs its own provider's parser
 ``/sns``, topic list) is not configured is not served at all (404). Secrets
 are compared with :func:`hmac.compare_digest`.
 
+Exposure: ``/s3`` without ``s3_token`` is the one route served without any
+authentication (:meth:`HttpSettings.unauthenticated_routes`). ``seqgate bridge
+http`` serves it so only on a loopback address (:func:`is_loopback`; the
+default host is 127.0.0.1) and otherwise refuses to start, unless
+``--s3-token``, ``--no-s3`` or ``--allow-unauthenticated`` is given.
+
 Per request: authenticate (401 when the credential is missing, 403 when it is
-wrong; counted, logged, **never written to Kafka**; a signature over the body
-is checked once the body is read), read the body (413 above
-``max_body_bytes``), normalize it, drop what the filter does not admit, and
-publish the events and dead letters. The reply is 200 with a small JSON
-summary only after Kafka acknowledged every record of the request; 503 when it
-did not (the provider retries; records Kafka did take are published again, at
-least once).
+wrong - a credential header whose bytes are not UTF-8 text is wrong; counted,
+logged, **never written to Kafka**; a signature over the body is checked once
+the body is read), read the body (413 above ``max_body_bytes``; 408 and the
+connection closed when it has not all arrived within ``body_timeout_s``),
+normalize it, drop what the filter does not admit, and publish the events and
+dead letters. The reply is 200 with a small JSON summary only after Kafka
+acknowledged every record of the request; 503 when it did not (the provider
+retries; records Kafka did take are published again, at least once).
+
+Connections (:class:`ConnectionGuard`): at most ``max_connections`` at once,
+another is answered 503 (``Retry-After: 1``) and closed at once; a connection
+that has not sent a complete request head within ``header_timeout_s`` of its
+accept or of its previous reply is closed (so idle keep-alive connections too).
+Each such close is counted (``header_timeouts``, ``body_timeouts``,
+``connections_refused``; ``seqgate_bridge_connections_closed_total{reason}``).
 
 Operations (no authentication, whatever routes are configured): ``GET /metrics``
 (Prometheus: records by outcome, dead letters and ignored records by reason,
@@ -52,20 +66,28 @@ nor secrets; where the webhook port is exposed publicly, block them at the proxy
 
 Publishing: one :class:`EventPublisher` is shared. It is driven from a single
 worker thread, so the event loop never blocks. Requests that arrive while a
-flush is running are queued and submitted together, then one flush confirms
-them all (group commit): each request's future resolves only after a flush that
-started after its records were queued has succeeded, so no 200 can precede the
-acknowledgement of its records. A failed flush fails every request of the
-group (503), which is conservative: at worst a record Kafka did take is
-delivered again.
+flush is running are queued and submitted together, then one flush serves them
+all (group commit). Each request is answered from the delivery reports of its
+own records (:class:`connectors.kafka_publisher.Delivery`): 200 only when every
+one of its events and dead letters was acknowledged, 503 when any was not - a
+partial failure answers 503 too, and the part Kafka did take is delivered again
+by the sender's retry (deduplicated downstream by event id). A request whose
+records were all acknowledged is never answered 503 because of another one. A
+request whose records cannot be queued (a record above the producer's
+``message.max.bytes``, a queue full past the delivery timeout) fails alone
+(503, one log line); an event that cannot be encoded is dead-lettered instead
+(``invalid_field``, with the encoder's message) and the request answered 200.
+The counters (summary, ``/metrics``) count what was written: the records of the
+requests answered 200.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hmac
+import ipaddress
 import json
 import logging
+import socket
 import time
 import urllib.request
 from collections import Counter
@@ -75,9 +97,12 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from aiohttp import web
+from aiohttp.typedefs import Handler, Middleware
+from aiohttp.web_protocol import RequestHandler
+from prometheus_client import Counter as PromCounter
 
 from connectors.filters import BridgeTally, EventFilter
-from connectors.kafka_publisher import EventPublisher, PublishError
+from connectors.kafka_publisher import Delivery, EventPublisher, PublishError
 from connectors.normalize import normalize
 from connectors.results import ParseResult
 from connectors.s3_native import DEFAULT_S3_PARSE_OPTIONS, S3ParseOptions
@@ -87,12 +112,16 @@ from connectors.sns_signature import (
     SnsVerificationError,
     SnsVerifier,
 )
+from connectors.webhook_auth import WebhookAuthError, readable_credentials, same_secret
 from connectors.webhook_routes import WebhookRoutes, WebhookSettings, route_origin
 from streams.metrics import BridgeMetrics
 
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_BODY_BYTES: Final = 1024 * 1024
+DEFAULT_HEADER_TIMEOUT_S: Final = 10.0
+DEFAULT_BODY_TIMEOUT_S: Final = 30.0
+DEFAULT_MAX_CONNECTIONS: Final = 1000
 ROUTES: Final = ("s3", "sns", "eventbridge", "minio")
 
 
@@ -101,6 +130,9 @@ class HttpSettings:
     """What the server serves, and the secrets of each route."""
 
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S  # request head, from accept or last reply
+    body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S  # the whole body, from the end of the head
+    max_connections: int = DEFAULT_MAX_CONNECTIONS  # more are answered 503 and closed
     s3_token: str | None = None
     s3_enabled: bool = True
     minio_token: str | None = None
@@ -119,6 +151,25 @@ class HttpSettings:
         }
         own = [route for route in ROUTES if enabled[route]]
         return [*own, *self.webhooks.enabled_routes()]
+
+    def unauthenticated_routes(self) -> list[str]:
+        """The routes served without any authentication (``/s3`` without a token)."""
+        return ["s3"] if self.s3_enabled and self.s3_token is None else []
+
+
+def is_loopback(host: str) -> bool:
+    """Whether every address ``host`` names is a loopback one (only local senders reach it)."""
+    if not host:
+        return False  # every interface
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        pass
+    try:
+        found = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
+    except OSError:
+        return False
+    return bool(found) and all(ipaddress.ip_address(entry[4][0]).is_loopback for entry in found)
 
 
 def confirm_by_get(url: str, timeout_s: float = 10.0) -> None:
@@ -142,6 +193,9 @@ class HttpStats:
             "subscriptions_confirmed",
             "confirm_failures",
             "handshakes",
+            "header_timeouts",
+            "body_timeouts",
+            "connections_refused",
         )
         return {name: self.counts[name] for name in names}
 
@@ -150,7 +204,11 @@ class _Pending:
     __slots__ = ("future", "origin", "raw", "result")
 
     def __init__(
-        self, result: ParseResult, raw: bytes, origin: str, future: asyncio.Future[None]
+        self,
+        result: ParseResult,
+        raw: bytes,
+        origin: str,
+        future: asyncio.Future[ParseResult],
     ) -> None:
         self.result = result
         self.raw = raw
@@ -159,7 +217,8 @@ class _Pending:
 
 
 class GroupPublisher:
-    """Submit and flush from one thread; concurrent requests share a flush."""
+    """Submit and flush from one thread; concurrent requests share a flush, and each
+    is answered from the delivery reports of its own records."""
 
     def __init__(self, publisher: EventPublisher) -> None:
         self.publisher = publisher
@@ -167,41 +226,42 @@ class GroupPublisher:
         self._pending: list[_Pending] = []
         self._drainer: asyncio.Task[None] | None = None
 
-    async def publish(self, result: ParseResult, raw: bytes, origin: str) -> None:
-        """Return once Kafka acknowledged the records; raise PublishError otherwise."""
+    async def publish(self, result: ParseResult, raw: bytes, origin: str) -> ParseResult:
+        """What was written (an event that could not be encoded is a dead letter there),
+        once Kafka acknowledged every record of it; raise PublishError otherwise."""
         loop = asyncio.get_running_loop()
-        future: asyncio.Future[None] = loop.create_future()
+        future: asyncio.Future[ParseResult] = loop.create_future()
         self._pending.append(_Pending(result, raw, origin, future))
         if self._drainer is None or self._drainer.done():
             self._drainer = asyncio.create_task(self._drain())
         # Shielded: a client that hangs up does not cancel the group's flush.
-        await asyncio.shield(future)
+        return await asyncio.shield(future)
 
     async def _drain(self) -> None:
         loop = asyncio.get_running_loop()
         while self._pending:
             group, self._pending = self._pending, []
             try:
-                await loop.run_in_executor(self._executor, self._submit_and_flush, group)
-            except PublishError as error:
-                outcome: BaseException | None = error
+                deliveries = await loop.run_in_executor(
+                    self._executor, self._submit_and_settle, group
+                )
             except Exception as error:  # never leave a request waiting
                 log.exception("publishing failed unexpectedly")
-                outcome = PublishError(str(error))
-            else:
-                outcome = None
-            for pending in group:
-                if pending.future.done():
-                    continue
-                if outcome is None:
-                    pending.future.set_result(None)
-                else:
-                    pending.future.set_exception(outcome)
+                deliveries = [_failed(pending, str(error)) for pending in group]
+            for pending, delivery in zip(group, deliveries, strict=True):
+                _answer(pending.future, delivery)
 
-    def _submit_and_flush(self, group: list[_Pending]) -> None:
-        for pending in group:
-            self.publisher.submit(pending.result, pending.raw, pending.origin)
-        self.publisher.flush()
+    def _submit_and_settle(self, group: list[_Pending]) -> list[Delivery]:
+        deliveries = [self._submit(pending) for pending in group]
+        self.publisher.settle()  # one flush serves the whole group
+        return deliveries
+
+    def _submit(self, pending: _Pending) -> Delivery:
+        try:
+            return self.publisher.submit(pending.result, pending.raw, pending.origin)
+        except Exception as error:  # a bug in one request's records fails it alone
+            log.exception("submitting a request's records failed unexpectedly")
+            return _failed(pending, str(error))
 
     async def close(self) -> None:
         """Wait for the requests in hand, then flush and close the producer."""
@@ -212,6 +272,19 @@ class GroupPublisher:
             await loop.run_in_executor(self._executor, self.publisher.close)
         finally:
             self._executor.shutdown(wait=True)
+
+
+def _failed(pending: _Pending, why: str) -> Delivery:
+    return Delivery(pending.result, local_error=why)
+
+
+def _answer(future: asyncio.Future[ParseResult], delivery: Delivery) -> None:
+    if future.done():
+        return
+    if delivery.complete:
+        future.set_result(delivery.result)
+    else:
+        future.set_exception(PublishError(delivery.problem()))
 
 
 class HttpBridge:
@@ -235,11 +308,19 @@ class HttpBridge:
         self.auth_failures: Counter[str] = Counter()
         self.metrics = BridgeMetrics(self.tally.as_dict)
         self.metrics.health.set_ready(True)
+        self.closed_connections = PromCounter(
+            "seqgate_bridge_connections_closed",
+            "Connections the HTTP bridge closed: header_timeout, body_timeout, over_limit.",
+            ["reason"],
+            registry=self.metrics.registry,
+        )
 
     # ---- the application
 
-    def application(self) -> web.Application:
-        app = web.Application(client_max_size=self.settings.max_body_bytes)
+    def application(self, *middlewares: Middleware) -> web.Application:
+        app = web.Application(
+            client_max_size=self.settings.max_body_bytes, middlewares=list(middlewares)
+        )
         handlers = {
             "s3": self._s3,
             "sns": self._sns,
@@ -294,10 +375,12 @@ class HttpBridge:
     async def _eventbridge(self, request: web.Request) -> web.StreamResponse:
         assert self.settings.eventbridge_header is not None
         name, expected = self.settings.eventbridge_header
+        if refused := self._unreadable(request, "eventbridge", name):
+            return refused
         given = request.headers.get(name)
         if given is None:
             return self.refuse("eventbridge", 401, f"header {name} missing")
-        if not _same_secret(given, expected):
+        if not same_secret(given, expected):
             return self.refuse("eventbridge", 403, f"header {name} does not match")
         return await self._forward(request, "eventbridge")
 
@@ -361,17 +444,29 @@ class HttpBridge:
         try:
             if length is not None and length > limit:
                 raise web.HTTPRequestEntityTooLarge(max_size=limit, actual_size=length)
-            return await request.read()
+            async with asyncio.timeout(self.settings.body_timeout_s):
+                return await request.read()
         except web.HTTPRequestEntityTooLarge:
             self.stats.counts["too_large"] += 1
             return _json(413, {"error": f"body larger than {limit} bytes"})
+        except TimeoutError:
+            self.connection_closed("body_timeout", request.remote)
+            seconds = self.settings.body_timeout_s
+            answer = _json(408, {"error": f"the body did not arrive within {seconds:g} s"})
+            return await _answer_and_close(request, answer)
+
+    def connection_closed(self, reason: str, peer: str | None) -> None:
+        """Count (and log) a connection the server closed: a timeout or over the limit."""
+        self.stats.counts[_CLOSED_COUNTS[reason]] += 1
+        self.closed_connections.labels(reason).inc()
+        log.warning("closed a connection", extra={"reason": reason, "peer": peer})
 
     async def deliver(self, raw: bytes, route: str, normalized: ParseResult) -> web.Response:
         """Filter and publish one request's result; 200 after Kafka's acknowledgement, else 503."""
         origin = route_origin(route)
-        result, filtered = self._filter.apply(normalized)
+        admitted, filtered = self._filter.apply(normalized)
         try:
-            await self.publisher.publish(result, raw, origin)
+            result = await self.publisher.publish(admitted, raw, origin)
         except PublishError as error:
             self.stats.counts["publish_failures"] += 1
             self.metrics.publish_failures.inc()
@@ -396,14 +491,24 @@ class HttpBridge:
         )
 
     def _check_bearer(self, request: web.Request, route: str, token: str) -> web.Response | None:
+        if refused := self._unreadable(request, route, "Authorization"):
+            return refused
         header = request.headers.get("Authorization")
         if header is None:
             return self.refuse(route, 401, "Authorization header missing")
         scheme, _, given = header.partition(" ")
         if scheme.lower() != "bearer":
             return self.refuse(route, 401, "Authorization is not a Bearer token")
-        if not _same_secret(given.strip(), token):
+        if not same_secret(given.strip(), token):
             return self.refuse(route, 403, "Bearer token does not match")
+        return None
+
+    def _unreadable(self, request: web.Request, route: str, header: str) -> web.Response | None:
+        """The 403 answer when the credential header is not UTF-8 text, else None."""
+        try:
+            readable_credentials(request.headers, (header,))
+        except WebhookAuthError as error:
+            return self.refuse(route, error.status, error.message)
         return None
 
     def refuse(self, route: str, status: int, reason: str) -> web.Response:
@@ -429,13 +534,140 @@ class HttpBridge:
         return {**self.tally.as_dict(), **self.stats.as_dict()}
 
 
-def _same_secret(given: str, expected: str) -> bool:
-    """Constant-time comparison (of the UTF-8 bytes: compare_digest wants ASCII for str)."""
-    return hmac.compare_digest(given.encode("utf-8"), expected.encode("utf-8"))
-
-
 def _json(status: int, body: dict[str, object]) -> web.Response:
     return web.json_response(body, status=status)
+
+
+async def _answer_and_close(request: web.Request, response: web.Response) -> web.Response:
+    """Send ``response`` now and close the connection: the rest of the body is not read."""
+    response.force_close()
+    await response.prepare(request)
+    await response.write_eof()
+    if request.transport is not None:
+        request.transport.close()
+    return response
+
+
+_CLOSED_COUNTS: Final = {
+    "header_timeout": "header_timeouts",
+    "body_timeout": "body_timeouts",
+    "over_limit": "connections_refused",
+}
+_BUSY: Final = (
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 21\r\n"
+    b"Retry-After: 1\r\nConnection: close\r\n\r\ntoo many connections\n"
+)
+
+
+class ConnectionGuard:
+    """The connections of one server: at most ``max_connections`` at once (another is
+    answered 503 and closed at once), and each closed unless a complete request head
+    arrives within ``header_timeout_s`` of its accept or of its previous reply.
+
+    aiohttp's server has no header-read timeout (its keep-alive timer, 3630 s by
+    default, is the only bound on a head that never completes) nor a connection limit,
+    so both live here, on the connection: :meth:`protocols` wraps aiohttp's protocol
+    for ``loop.create_server``, and :meth:`middleware` tells the connection when a
+    request head has arrived (the deadline stops) and when its reply is ready (it
+    starts again). The body's own timeout is :meth:`HttpBridge.read_body`'s.
+    """
+
+    def __init__(self, bridge: HttpBridge) -> None:
+        self.bridge = bridge
+        self._open: dict[asyncio.BaseTransport, _GuardedConnection] = {}
+
+    def protocols(self, handlers: web.Server) -> Callable[[], asyncio.Protocol]:
+        """The protocol factory of ``loop.create_server``: aiohttp's ``handlers``, guarded."""
+        return lambda: _GuardedConnection(self, handlers)
+
+    @web.middleware
+    async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        connection = self._open.get(request.transport) if request.transport else None
+        if connection is not None:
+            connection.disarm()
+        try:
+            return await handler(request)
+        finally:
+            if connection is not None:
+                connection.arm()
+
+    def admit(self, transport: asyncio.BaseTransport, connection: _GuardedConnection) -> bool:
+        if len(self._open) >= self.bridge.settings.max_connections:
+            return False
+        self._open[transport] = connection
+        return True
+
+    def release(self, transport: asyncio.BaseTransport) -> None:
+        self._open.pop(transport, None)
+
+
+class _GuardedConnection(asyncio.Protocol):
+    """aiohttp's protocol for one connection, behind the guard's limit and deadline."""
+
+    def __init__(self, guard: ConnectionGuard, handlers: web.Server) -> None:
+        self._guard = guard
+        self._handlers = handlers
+        self._inner: RequestHandler | None = None
+        self._transport: asyncio.Transport | None = None
+        self._deadline: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        if not self._guard.admit(transport, self):
+            self._guard.bridge.connection_closed("over_limit", _peer(transport))
+            transport.write(_BUSY)
+            transport.close()
+            return
+        self._transport = transport
+        self._inner = self._handlers()
+        self._inner.connection_made(transport)
+        self.arm()
+
+    def data_received(self, data: bytes) -> None:
+        if self._inner is not None:
+            self._inner.data_received(data)
+
+    def eof_received(self) -> None:  # None: the transport closes (as aiohttp's does)
+        if self._inner is not None:
+            self._inner.eof_received()
+
+    def pause_writing(self) -> None:
+        if self._inner is not None:
+            self._inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        if self._inner is not None:
+            self._inner.resume_writing()
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        self.disarm()
+        if self._inner is not None and self._transport is not None:
+            self._guard.release(self._transport)
+            self._inner.connection_lost(exc)
+
+    def arm(self) -> None:
+        """Start the deadline for the next request head."""
+        self.disarm()
+        if self._transport is not None and not self._transport.is_closing():
+            loop = asyncio.get_running_loop()
+            timeout = self._guard.bridge.settings.header_timeout_s
+            self._deadline = loop.call_later(timeout, self._overdue)
+
+    def disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _overdue(self) -> None:
+        self._deadline = None
+        if self._inner is not None and self._transport is not None:
+            self._guard.bridge.connection_closed("header_timeout", _peer(self._transport))
+            self._inner.force_close()
+
+
+def _peer(transport: asyncio.BaseTransport) -> str | None:
+    peer = transport.get_extra_info("peername")
+    return str(peer[0]) if isinstance(peer, tuple) and peer else None
 
 
 async def serve(
@@ -448,15 +680,18 @@ async def serve(
     on_listening: Callable[[str, int], None] | None = None,
 ) -> None:
     """Serve until ``stop`` is set; then stop accepting, drain, flush and close."""
+    guard = ConnectionGuard(bridge)
     runner = web.AppRunner(
-        bridge.application(), shutdown_timeout=shutdown_timeout_s, access_log=None
+        bridge.application(guard.middleware), shutdown_timeout=shutdown_timeout_s, access_log=None
     )
     await runner.setup()
+    assert runner.server is not None
     started = time.monotonic()
+    listener: asyncio.Server | None = None
     try:
-        site = web.TCPSite(runner, host, port)
-        await site.start()
-        bound_host, bound_port = _bound(runner, host, port)
+        loop = asyncio.get_running_loop()
+        listener = await loop.create_server(guard.protocols(runner.server), host, port)
+        bound_host, bound_port = _bound(listener, host, port)
         if on_listening is not None:
             on_listening(bound_host, bound_port)
         await stop.wait()
@@ -464,7 +699,9 @@ async def serve(
         started = time.monotonic()
         log.info("stopping: no new connections; draining requests in flight")
     finally:
-        # Closes the listening socket, waits up to shutdown_timeout for handlers.
+        if listener is not None:
+            listener.close()  # no new connections
+        # Closes idle connections, waits up to shutdown_timeout for handlers.
         await runner.cleanup()
     try:
         await bridge.close()
@@ -472,8 +709,9 @@ async def serve(
         log.info("stopped", extra={"seconds": round(time.monotonic() - started, 3)})
 
 
-def _bound(runner: web.AppRunner, host: str, port: int) -> tuple[str, int]:
-    for address in runner.addresses:
+def _bound(listener: asyncio.Server, host: str, port: int) -> tuple[str, int]:
+    for sock in listener.sockets:
+        address = sock.getsockname()
         if isinstance(address, tuple) and len(address) >= 2:
             return str(address[0]), int(address[1])
     return host, port

@@ -38,13 +38,13 @@ from confluent_kafka import (
     TopicPartition,
 )
 
+from connectors.dead_letters import rejected_record
 from connectors.filters import BridgeTally, EventFilter
 from connectors.identity import event_identity
 from connectors.kafka_publisher import Topics
 from connectors.normalize import normalize
 from connectors.s3_native import DEFAULT_S3_PARSE_OPTIONS, S3ParseOptions
 from schemas.codec import OBJECT_EVENT, REJECTED_RECORD
-from schemas.records import RejectedRecord
 from streams.faults import FaultInjector, FaultPoint
 from streams.kafka_clients import PartitionEnds, client_config, is_fatal
 from streams.transactions import (
@@ -194,13 +194,7 @@ class KafkaSource:
                     timestamp,
                 )
             for rejection in result.rejections:
-                record = RejectedRecord(
-                    raw=raw,
-                    origin=origin,
-                    reason=rejection.reason.value,
-                    message=rejection.message,
-                    record_index=rejection.record_index,
-                )
+                record = rejected_record(rejection, raw, origin)
                 self._produce(
                     self.config.topics.rejected,
                     origin.encode("utf-8"),

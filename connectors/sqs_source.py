@@ -208,8 +208,8 @@ class SqsPoller:
             raw = str(message.get("Body", "")).encode("utf-8")
             origin = f"sqs:{self._queue_name}:{message['MessageId']}"
             result, filtered = self._filter.apply(normalize(raw, origin, self._s3_options))
-            self._publisher.submit(result, raw, origin)
-            batch.add(result, filtered)
+            delivery = self._publisher.submit(result, raw, origin)
+            batch.add(delivery.result, filtered)  # as written: what the topics hold
         ids = [str(message["MessageId"]) for message in messages]
         try:
             self._publisher.flush()

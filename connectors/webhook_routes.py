@@ -2,9 +2,10 @@
 
 :class:`WebhookRoutes` registers these handlers on :class:`connectors.http_source.HttpBridge`'s
 application; the bridge (the :class:`Gate`) reads bodies, refuses, filters and publishes, so
-every route keeps the same contract: authentication first (401 missing, 403 wrong; counted,
-logged, never written to Kafka), 413 above the body limit, 200 only after Kafka acknowledged
-every record, 503 when it did not, bad input dead-lettered with its exact bytes.
+every route keeps the same contract: authentication first (401 missing, 403 wrong - a
+credential header whose bytes are not UTF-8 text is wrong, refused before any check reads
+it; counted, logged, never written to Kafka), 413 above the body limit, 200 only after Kafka
+acknowledged every record, 503 when it did not, bad input dead-lettered with its exact bytes.
 
 Each route decodes strictly (:func:`connectors.normalize.normalize_with`) and hands the
 document to its own provider's parser: no shape recognition, so a body sent to ``/box`` is
@@ -78,7 +79,7 @@ from connectors.gcs_auth import GcsPushVerifier
 from connectors.normalize import normalize_with
 from connectors.results import ParseResult
 from connectors.supabase import parse_supabase, verify_supabase_secret
-from connectors.webhook_auth import WebhookAuthError
+from connectors.webhook_auth import WebhookAuthError, readable_credentials
 
 __all__ = [
     "AZURE_SECRET_QUERY",
@@ -101,6 +102,14 @@ CLOUDEVENTS_ORIGIN_HEADER: Final = "WebHook-Request-Origin"
 CLOUDINARY_ALGORITHMS: Final = ("sha1", "sha256")
 _CLD_TIMESTAMP: Final = "X-Cld-Timestamp"
 _CLD_SIGNATURE: Final = "X-Cld-Signature"
+_AUTHORIZATION: Final = "Authorization"
+_BOX_HEADERS: Final = (
+    "box-signature-primary",
+    "box-signature-secondary",
+    "box-delivery-timestamp",
+    "box-signature-version",
+    "box-signature-algorithm",
+)
 
 Parser = Callable[[object, str], ParseResult]
 HeaderCheck = Callable[[], object]
@@ -223,7 +232,8 @@ class WebhookRoutes:
             request,
             "gcs",
             parse_gcs,
-            check_headers=lambda: verifier.verify(request.headers.get("Authorization")),
+            (_AUTHORIZATION,),
+            check_headers=lambda: verifier.verify(request.headers.get(_AUTHORIZATION)),
         )
 
     async def _supabase(self, request: web.Request) -> web.StreamResponse:
@@ -233,6 +243,7 @@ class WebhookRoutes:
             request,
             "supabase",
             parse_supabase,
+            (SECRET_HEADER,),
             check_headers=lambda: verify_supabase_secret(
                 request.headers.get(SECRET_HEADER), secret
             ),
@@ -246,6 +257,7 @@ class WebhookRoutes:
             request,
             "b2",
             parse_b2,
+            (B2_SIGNATURE_HEADER,),
             check_body=lambda raw: verify_b2_signature(raw, header, secret),
         )
 
@@ -255,6 +267,7 @@ class WebhookRoutes:
             request,
             "box",
             parse_box,
+            _BOX_HEADERS,
             check_body=lambda raw: verify_box_signature(
                 raw, request.headers, primary or None, secondary or None, self.clock()
             ),
@@ -269,6 +282,7 @@ class WebhookRoutes:
             request,
             "cloudinary",
             functools.partial(parse_cloudinary, cloud_name=config.cloud_name),
+            (_CLD_TIMESTAMP, _CLD_SIGNATURE),
             check_body=lambda raw: verify_cloudinary_signature(
                 raw,
                 timestamp,
@@ -287,6 +301,7 @@ class WebhookRoutes:
             request,
             "appwrite",
             functools.partial(parse_appwrite, events=request.headers.get(APPWRITE_EVENTS_HEADER)),
+            (APPWRITE_SIGNATURE_HEADER,),
             check_body=lambda raw: verify_appwrite_signature(
                 config.webhook_url, raw, signature, config.signature_key
             ),
@@ -301,7 +316,11 @@ class WebhookRoutes:
             return parse_azure(document, origin)  # the validation event itself is ignored
 
         answer = await self._receive(
-            request, "azure", parse, check_headers=lambda: self._check_azure(request)
+            request,
+            "azure",
+            parse,
+            (),  # _check_azure reads the header, and checks it for OPTIONS too
+            check_headers=lambda: self._check_azure(request),
         )
         if not validation or answer.status != 200:
             return answer
@@ -330,6 +349,7 @@ class WebhookRoutes:
     def _check_azure(self, request: web.Request) -> None:
         secret = self.settings.azure_secret
         assert secret
+        readable_credentials(request.headers, (SECRET_HEADER,))
         verify_azure_secret(
             request.query.get(AZURE_SECRET_QUERY), request.headers.get(SECRET_HEADER), secret
         )
@@ -341,12 +361,17 @@ class WebhookRoutes:
         request: web.Request,
         route: str,
         parse: Parser,
+        credentials: tuple[str, ...],
         *,
         check_headers: HeaderCheck | None = None,
         check_body: BodyCheck | None = None,
     ) -> web.Response:
-        """Authenticate (headers before the body is read), then normalize and deliver."""
+        """Authenticate (headers before the body is read), then normalize and deliver.
+
+        ``credentials`` are the headers the checks read: bytes that are not UTF-8
+        text there are refused (403) before any check sees them."""
         try:
+            readable_credentials(request.headers, credentials)
             if check_headers is not None:
                 check_headers()
         except WebhookAuthError as error:

@@ -117,6 +117,7 @@ class Running:
     bridge: HttpBridge
     server: asyncio.Task[None]
     stopping: asyncio.Event
+    port: int
 
     async def stop(self) -> None:
         """Ask the server to stop (as SIGTERM does) and wait until it has."""
@@ -129,6 +130,23 @@ class Running:
         async with self.session.post(f"/{route}", data=body, headers=headers) as response:
             text = await response.text()
             return response.status, json.loads(text) if text.startswith("{") else {}
+
+    async def post_raw(
+        self, target: str, body: bytes, headers: list[tuple[str, bytes]], method: str = "POST"
+    ) -> int:
+        """A request whose header values are sent as these very bytes (an HTTP client
+        would refuse some); the status of the answer."""
+        reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
+        try:
+            lines = [f"{method} /{target} HTTP/1.1".encode(), b"Host: 127.0.0.1"]
+            lines += [name.encode() + b": " + value for name, value in headers]
+            lines += [f"Content-Length: {len(body)}".encode(), b"Connection: close"]
+            writer.write(b"\r\n".join(lines) + b"\r\n\r\n" + body)
+            status_line = await asyncio.wait_for(reader.readline(), 30)
+            await asyncio.wait_for(reader.read(), 30)
+        finally:
+            writer.close()
+        return int(status_line.split()[1])
 
 
 @contextlib.asynccontextmanager
@@ -165,7 +183,7 @@ async def http_bridge(
     assert bound.done(), "the server did not start listening within 30s"
     try:
         async with aiohttp.ClientSession(f"http://127.0.0.1:{bound.result()}") as session:
-            yield Running(session, bridge, server, stop)
+            yield Running(session, bridge, server, stop, bound.result())
     finally:
         stop.set()
         await asyncio.wait_for(server, 60)
@@ -359,6 +377,40 @@ def test_minio_and_eventbridge_refuse_a_missing_or_wrong_secret(
     assert topics.dead_letters() == []
     assert (b"wrong", b"eb-s3cr3t") in compared
     assert (f"{MINIO_TOKEN}x".encode(), MINIO_TOKEN.encode()) in compared
+
+
+NOT_UTF8 = b"\xff\xfe\xc3("  # bytes no UTF-8 text holds
+
+
+def test_a_credential_that_is_not_utf8_is_refused_with_403(
+    topics: Topicset, caplog: pytest.LogCaptureFixture
+) -> None:
+    signer = new_signer()
+    body_ok = put("ok.txt")
+    bearer = b"Bearer " + NOT_UTF8
+    refused = [
+        ("s3", [("Authorization", bearer)]),
+        ("s3", [("Authorization", b"Bearer s3-s3cr3t" + NOT_UTF8)]),
+        ("minio", [("Authorization", bearer)]),
+        ("minio", [("Authorization", NOT_UTF8 + b" " + MINIO_TOKEN.encode())]),
+        ("eventbridge", [(EB_HEADER[0], NOT_UTF8)]),
+        ("eventbridge", [(EB_HEADER[0], EB_HEADER[1].encode() + NOT_UTF8)]),
+    ]
+
+    async def body() -> None:
+        settings = all_routes(signer, FakeConfirmations(), s3_token="s3-s3cr3t")
+        async with http_bridge(topics, settings) as server:
+            for route, headers in refused:
+                assert await server.post_raw(route, body_ok, headers) == 403, (route, headers)
+            assert server.bridge.stats.counts["auth_failures"] == len(refused)
+            assert dict(server.bridge.auth_failures) == {"s3": 2, "minio": 2, "eventbridge": 2}
+            ok = [("Authorization", b"Bearer s3-s3cr3t")]
+            assert await server.post_raw("s3", put("accepted.txt"), ok) == 200
+
+    scenario(body)
+    assert [event.key for _, _, event in topics.published()] == ["accepted.txt"]
+    assert topics.dead_letters() == []
+    assert not [record for record in caplog.records if record.exc_info], "a traceback was logged"
 
 
 def test_routes_without_a_secret_are_not_served(topics: Topicset) -> None:
@@ -645,6 +697,66 @@ def test_a_malformed_eventbridge_header_is_refused_at_start() -> None:
     )
     assert done.returncode == 2
     assert done.stderr.decode().startswith("error: --eventbridge-header")
+
+
+def run_command(*options: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "streams.cli", "bridge", "http", *options],
+        capture_output=True,
+        env=clean_env(),
+        cwd=REPO,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.0.2.10"])
+def test_an_open_s3_route_on_a_public_address_is_refused_at_start(host: str) -> None:
+    done = run_command("--bootstrap-servers", "127.0.0.1:1", "--host", host)
+    lines = done.stderr.decode().splitlines()
+    assert done.returncode == 2
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(f"error: --host {host} is not a loopback address"), lines[0]
+    for option in ("--s3-token", "--no-s3", "--allow-unauthenticated"):
+        assert option in lines[0]
+
+
+@pytest.mark.parametrize(
+    ("options", "s3_status"),
+    [
+        (("--allow-unauthenticated",), 200),
+        (("--s3-token", "s3-s3cr3t"), 401),
+        (("--no-s3", "--minio-token", MINIO_TOKEN), 404),
+    ],
+)
+def test_a_public_address_starts_when_s3_is_authenticated_off_or_allowed_open(
+    topics: Topicset, options: tuple[str, ...], s3_status: int
+) -> None:
+    with command(
+        "--host",
+        "0.0.0.0",
+        "--events-topic",
+        topics.events,
+        "--rejected-topic",
+        topics.rejected,
+        *options,
+        bootstrap=topics.bootstrap,
+    ) as process:
+        address = process.address()
+        assert address.startswith("http://0.0.0.0:")
+        local = address.replace("0.0.0.0", "127.0.0.1")
+        assert asyncio.run(post_to(f"{local}/s3", put("public.txt"))) == s3_status
+        status, _, _ = process.stop()
+    assert status == 0, "".join(process.stderr)
+    expected = ["public.txt"] if s3_status == 200 else []
+    assert [event.key for _, _, event in topics.published()] == expected
+
+
+def test_the_default_loopback_address_serves_an_open_s3_route(kafka_bootstrap: str) -> None:
+    with command("--host", "localhost", bootstrap=kafka_bootstrap) as process:
+        process.address()
+        status, _, _ = process.stop()
+    assert status == 0, "".join(process.stderr)
 
 
 def test_http_notifications_reach_the_outbox_through_the_worker(

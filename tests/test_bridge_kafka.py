@@ -22,6 +22,7 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 from confluent_kafka.admin import AdminClient
 
+from connectors.dead_letters import MAX_RAW_BYTES
 from connectors.samples import (
     eventbridge_event,
     s3_notification,
@@ -85,7 +86,13 @@ def setup(kafka_bootstrap: str, unique_name: str) -> Setup:
 
 def produce_raw(setup: Setup, values: list[bytes]) -> list[str]:
     """Produce the values (spread over the partitions); the origin of each, in order."""
-    producer = Producer({"bootstrap.servers": setup.bootstrap, "enable.idempotence": True})
+    producer = Producer(
+        {
+            "bootstrap.servers": setup.bootstrap,
+            "enable.idempotence": True,
+            "message.max.bytes": 1_048_576,  # as large as the broker's default topic limit
+        }
+    )
     origins: dict[int, str] = {}
 
     def delivered(n: int) -> object:
@@ -238,6 +245,24 @@ def test_raw_notifications_are_normalized_rekeyed_and_dead_lettered(setup: Setup
     assert committed_offsets(setup.bootstrap, setup.group, setup.source) == end_offsets(
         setup.bootstrap, setup.source
     )
+
+
+def test_a_source_record_too_large_to_copy_whole_is_dead_lettered_with_its_start(
+    setup: Setup,
+) -> None:
+    """A 1,020,000-byte malformed record (the source topic took it): copied whole, its dead
+    letter would be above the producer's message.max.bytes, and the transaction that holds it
+    would abort forever. Its dead letter keeps the first MAX_RAW_BYTES and their count."""
+    big = b"[" + b" " * 1_020_000
+    origins = produce_raw(setup, [big, put("after-big.txt")])
+    summary = stop_when_caught_up(setup, start(setup))
+    assert (summary["rejected"], summary["published"]) == (1, 1)
+    [record] = read_all(setup.bootstrap, setup.rejected)
+    letter = REJECTED_RECORD.decode(record.value)
+    assert (letter.origin, letter.reason) == (origins[0], "malformed_json")
+    assert letter.raw == big[:MAX_RAW_BYTES]
+    assert f"of the {len(big)} bytes received; SHA-256" in letter.message
+    assert [event.key for _, _, event in events_of(setup)] == ["after-big.txt"]
 
 
 def test_the_idle_exit_stops_after_the_topic_is_drained(setup: Setup) -> None:

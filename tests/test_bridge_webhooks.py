@@ -79,6 +79,7 @@ topics = bridge_http.topics  # the fixture: fresh events and dead-letter topics 
 
 GCS_AUDIENCE = "https://hooks.example.com/gcs"
 SECRET_HEADER = "X-Seqgate-Secret"
+ORIGIN = "WebHook-Request-Origin"
 
 
 @dataclass(frozen=True)
@@ -367,6 +368,62 @@ def test_a_provider_route_refuses_forgeries_and_publishes_signed_requests(
     if case.parsed:  # ids derived by the provider's rules: as its parser gives them
         assert [event for _, _, event in found] == case.parsed
     assert topics.dead_letters() == []
+
+
+CREDENTIAL_HEADERS = {
+    "gcs": ("Authorization",),
+    "azure": (SECRET_HEADER,),
+    "supabase": (SECRET_HEADER,),
+    "b2": (B2_SIGNATURE_HEADER,),
+    "box": ("BOX-SIGNATURE-PRIMARY", "BOX-DELIVERY-TIMESTAMP"),
+    "cloudinary": ("X-Cld-Signature", "X-Cld-Timestamp"),
+    "appwrite": (APPWRITE_SIGNATURE_HEADER,),
+}
+
+
+def spoiled(request: Request, name: str) -> list[tuple[str, bytes]]:
+    """The request's headers as bytes, with bytes no UTF-8 text holds after header ``name``."""
+    return [
+        (key, value.encode() + (bridge_http.NOT_UTF8 if key.lower() == name.lower() else b""))
+        for key, value in request.headers.items()
+    ]
+
+
+@pytest.mark.parametrize("provider", list(CASES))
+def test_a_credential_that_is_not_utf8_is_refused_with_403(
+    provider: str, keys: Secrets, topics: Topicset, caplog: pytest.LogCaptureFixture
+) -> None:
+    case = CASES[provider](keys)
+    carriers = [
+        (request, name)
+        for name in CREDENTIAL_HEADERS[provider]
+        for request in case.accepted
+        if name.lower() in {key.lower() for key in request.headers}
+    ]
+    assert len(carriers) == len(CREDENTIAL_HEADERS[provider])
+
+    async def body() -> None:
+        async with http_bridge(topics, keys.settings()) as server:
+            for request, name in carriers:
+                target = f"{case.route}{request.query}"
+                status = await server.post_raw(target, request.body, spoiled(request, name))
+                assert status == 403, name
+            refusals = len(carriers)
+            if provider == "azure":  # the CloudEvents handshake reads the header too
+                handshake = [
+                    (SECRET_HEADER, bridge_http.NOT_UTF8),
+                    (ORIGIN, b"eventgrid.azure.net"),
+                ]
+                assert await server.post_raw("azure", b"", handshake, method="OPTIONS") == 403
+                refusals += 1
+            assert dict(server.bridge.auth_failures) == {case.route: refusals}
+            for request in case.accepted:  # had a refused one been written, it would show
+                assert (await send(server, case.route, request))[0] == 200
+
+    scenario(body)
+    assert len(topics.published()) == len(case.expected)
+    assert topics.dead_letters() == []
+    assert not [record for record in caplog.records if record.exc_info], "a traceback was logged"
 
 
 def test_azure_handshakes_are_answered_and_never_written(keys: Secrets, topics: Topicset) -> None:

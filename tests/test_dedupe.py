@@ -131,9 +131,7 @@ def produce_at(bootstrap: str, topic: str, timed: list[tuple[ObjectEvent, int]])
 def test_dedupe_window_redeliveries_expiry_and_purge_through_kafka(
     kafka_bootstrap: str, unique_name: str, tmp_path: Path
 ) -> None:
-    config = make_config(
-        kafka_bootstrap, unique_name, tmp_path, partitions=1, broker_time=False
-    )
+    config = make_config(kafka_bootstrap, unique_name, tmp_path, partitions=1, broker_time=False)
     config = dataclasses.replace(config, policy=Policy.build(dedupe_window_ms=WINDOW))
     base = 1_780_000_000_000
     a1 = minio_event("a.txt", "17A6B2C3D4E5F607")
@@ -188,9 +186,7 @@ def test_a_future_timestamp_never_gets_a_redelivery_accepted_twice(
     hour) on a topic with producer time: before the late rule, the 20 redeliveries that
     followed with true timestamps were all accepted again (stream time had passed their id's
     window); now they are duplicates while the id is kept and late after."""
-    config = make_config(
-        kafka_bootstrap, unique_name, tmp_path, partitions=1, broker_time=False
-    )
+    config = make_config(kafka_bootstrap, unique_name, tmp_path, partitions=1, broker_time=False)
     window = 10 * 60 * 1000
     config = dataclasses.replace(config, policy=Policy.build(dedupe_window_ms=window))
     base = 1_780_000_000_000

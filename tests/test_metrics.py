@@ -156,6 +156,7 @@ def test_worker_metrics_match_its_counters(
             "accepted": 2,
             "duplicate": 1,
             "stale": 1,
+            "late": 0,
             "filtered": 1,
             "ignored": 0,
             "rejected": 1,

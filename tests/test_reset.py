@@ -208,8 +208,14 @@ def one_error_line(stderr: str, *mentions: str) -> str:
 
 @pytest.fixture
 def pipeline(kafka_bootstrap: str, unique_name: str, tmp_path: Path) -> Iterator[WorkerConfig]:
+    # Producer time: the dry-run test places records in time to reset --to-datetime.
     yield make_config(
-        kafka_bootstrap, unique_name, tmp_path, partitions=PARTITIONS, instance_id=INSTANCE
+        kafka_bootstrap,
+        unique_name,
+        tmp_path,
+        partitions=PARTITIONS,
+        instance_id=INSTANCE,
+        broker_time=False,
     )
 
 

@@ -1,9 +1,27 @@
-"""`seqgate bridge http`: the webhook server and its per-route secrets."""
+"""`seqgate bridge http`: the webhook server, its per-route secrets and its limits.
+
+Exposure: ``POST /s3`` without ``--s3-token`` is the one route served without
+authentication. That is allowed only while ``--host`` is a loopback address (the
+default, 127.0.0.1: only local senders reach it); on any other address the
+command refuses to start (one ``error:`` line, exit 2) unless ``--s3-token`` is
+set, ``--no-s3`` turns the route off, or ``--allow-unauthenticated`` says that an
+open ``/s3`` is intended (a private network, a proxy that authenticates).
+
+Limits (each an option): a connection must deliver a complete request head
+within ``--header-timeout-seconds`` of being accepted or of its previous reply,
+and a request its whole body within ``--body-timeout-seconds`` of its head
+(else 408 and the connection is closed); at most ``--max-connections`` are open
+at once, another is answered 503 and closed at once. The open-file limit is
+raised to fit ``--max-connections``; where the hard limit does not allow it,
+the limit is lowered to what fits (with a warning line).
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
+import resource
 import signal
 from collections.abc import Callable
 from pathlib import Path
@@ -199,6 +217,29 @@ def _webhook_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapped
 
 
+_SPARE_FILES = 128  # the producer's sockets and pipes, logs, the listening socket
+
+
+def _fit_open_files(max_connections: int) -> int:
+    """Raise the open-file limit to fit --max-connections; past the hard limit, the
+    number of connections that fits (with a warning), so that accept never fails."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    needed = max_connections + _SPARE_FILES
+    if soft == resource.RLIM_INFINITY or soft >= needed:
+        return max_connections
+    if hard == resource.RLIM_INFINITY or hard >= needed:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
+        return max_connections
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    fitting = max(1, hard - _SPARE_FILES)
+    click.echo(
+        f"warning: --max-connections {max_connections} lowered to {fitting}: the process may"
+        f" open only {hard} files (ulimit -Hn)",
+        err=True,
+    )
+    return fitting
+
+
 def _together(
     first: tuple[str, str | None], second: tuple[str, str | None]
 ) -> tuple[str, str] | None:
@@ -259,8 +300,23 @@ def _gcs_verifier(
     "--s3-token",
     "SEQGATE_S3_TOKEN",
     default=None,
-    help="Bearer token required on POST /s3 (default: /s3 needs none; set one unless"
-    " only trusted local senders can reach --host).",
+    help="Bearer token required on POST /s3. Without one, /s3 is served unauthenticated"
+    " only on a loopback --host, unless --allow-unauthenticated.",
+)
+@setting(
+    "--no-s3",
+    "SEQGATE_HTTP_NO_S3",
+    is_flag=True,
+    default=False,
+    help="Do not serve POST /s3 (only the routes whose secrets are configured).",
+)
+@setting(
+    "--allow-unauthenticated",
+    "SEQGATE_HTTP_ALLOW_UNAUTHENTICATED",
+    is_flag=True,
+    default=False,
+    help="Serve POST /s3 without --s3-token on a non-loopback --host (refused otherwise):"
+    " only where the network or a proxy already keeps strangers out.",
 )
 @setting(
     "--minio-token",
@@ -292,6 +348,29 @@ def _gcs_verifier(
     help="SNS messages whose Timestamp is further than this from now are refused (403).",
 )
 @setting(
+    "--header-timeout-seconds",
+    "SEQGATE_HTTP_HEADER_TIMEOUT_SECONDS",
+    default=10.0,
+    type=click.FloatRange(0, None, min_open=True),
+    help="A connection that has not sent a complete request head this long after it"
+    " was accepted (or after its previous reply: idle keep-alive) is closed.",
+)
+@setting(
+    "--body-timeout-seconds",
+    "SEQGATE_HTTP_BODY_TIMEOUT_SECONDS",
+    default=30.0,
+    type=click.FloatRange(0, None, min_open=True),
+    help="A request whose whole body has not arrived this long after its head is"
+    " answered 408 and its connection closed.",
+)
+@setting(
+    "--max-connections",
+    "SEQGATE_HTTP_MAX_CONNECTIONS",
+    default=1000,
+    type=click.IntRange(1, 1_000_000),
+    help="Connections open at once; another is answered 503 (Retry-After: 1) and closed.",
+)
+@setting(
     "--shutdown-timeout-seconds",
     "SEQGATE_HTTP_SHUTDOWN_TIMEOUT_SECONDS",
     default=30.0,
@@ -310,10 +389,15 @@ def bridge_http(
     delivery_timeout_ms: int,
     max_body_bytes: int,
     s3_token: str | None,
+    no_s3: bool,
+    allow_unauthenticated: bool,
     minio_token: str | None,
     eventbridge_header: str | None,
     sns_topic_arn: tuple[str, ...],
     sns_max_age_seconds: int,
+    header_timeout_seconds: float,
+    body_timeout_seconds: float,
+    max_connections: int,
     shutdown_timeout_seconds: float,
     event_filter: EventFilter,
     s3_options: S3ParseOptions,
@@ -343,11 +427,27 @@ def bridge_http(
                     --appwrite-webhook-url)
 
     A route whose secret is not configured is not served (404). Answers 200
-    only after Kafka acknowledged every event and dead letter of the request;
-    503 when Kafka did not (the sender retries); 401/403 for failed
-    authentication (logged and counted, never written to Kafka); 413 above
-    --max-body-bytes. SIGTERM or Ctrl-C stops accepting, lets requests in
-    flight finish, flushes, prints a JSON summary and exits 0.
+    only after Kafka acknowledged every event and dead letter of the request
+    (each request is answered from its own records, whatever the others sent
+    with it); 503 when Kafka did not take all of them (the sender retries; what
+    Kafka did take is delivered again and deduplicated downstream); 401 for a
+    missing credential, 403 for a wrong one - or one that is not UTF-8 text -
+    (logged and counted, never written to Kafka); 413 above --max-body-bytes.
+    SIGTERM or Ctrl-C stops accepting, lets requests in flight finish, flushes,
+    prints a JSON summary and exits 0.
+
+    \b
+    Exposure: /s3 without --s3-token is the one unauthenticated route. It is
+    served on a loopback --host (the default 127.0.0.1); on any other address
+    the command refuses to start unless --s3-token, --no-s3 or
+    --allow-unauthenticated is given.
+
+    \b
+    Limits: --header-timeout-seconds (10: webhook senders send a request head
+    in milliseconds; also the idle keep-alive limit), --body-timeout-seconds
+    (30: a 1 MiB body at 35 KB/s; 408 and closed past it), --max-connections
+    (1000; more are answered 503 and closed; the open-file limit is raised to
+    fit). Slow or idle clients cannot hold file descriptors for long.
 
     \b
     Example:
@@ -367,13 +467,17 @@ def bridge_http(
     """
     import asyncio
 
-    from connectors.http_source import HttpBridge, HttpSettings, serve
+    from connectors.http_source import HttpBridge, HttpSettings, is_loopback, serve
     from connectors.sns_signature import CertificateCache, SnsVerifier
 
     topic_arns = frozenset(_items(sns_topic_arn))
     settings = HttpSettings(
         max_body_bytes=max_body_bytes,
+        header_timeout_s=header_timeout_seconds,
+        body_timeout_s=body_timeout_seconds,
+        max_connections=max_connections,
         s3_token=s3_token or None,
+        s3_enabled=not no_s3,
         minio_token=minio_token or None,
         eventbridge_header=_header_secret(eventbridge_header or None),
         sns=SnsVerifier(
@@ -385,6 +489,13 @@ def bridge_http(
         else None,
         webhooks=webhooks,
     )
+    if settings.unauthenticated_routes() and not allow_unauthenticated and not is_loopback(host):
+        raise CliError(
+            f"--host {host} is not a loopback address and POST /s3 has no --s3-token: set"
+            " --s3-token, turn /s3 off with --no-s3, or pass --allow-unauthenticated to serve"
+            " it unauthenticated anyway"
+        )
+    settings = dataclasses.replace(settings, max_connections=_fit_open_files(max_connections))
     publisher = EventPublisher(
         bootstrap_servers,
         Topics(events_topic, rejected_topic),
