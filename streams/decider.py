@@ -11,11 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from schemas.limits import FieldLimitError, check_event
-
 from connectors.errors import RejectReason
 from connectors.identity import scheme_of_source
 from schemas.codec import SEEN_EVENT, WATERMARK, watermark_position
+from schemas.limits import FieldLimitError, check_event
 from schemas.records import ObjectEvent, OutboxRecord, SeenEvent, Watermark
 from streams.policy import (
     KNOWN_SOURCES,
