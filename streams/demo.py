@@ -13,6 +13,7 @@ import contextlib
 import queue
 import tempfile
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -75,6 +76,7 @@ class _DemoRun:
             commit_interval_ms=50,
         )
         self.decisions: queue.Queue[Decision] = queue.Queue()
+        self._errors: list[BaseException] = []  # of the running worker
         self.publisher = EventPublisher(
             bootstrap, Topics(self.config.input_topic, self.config.rejected_topic)
         )
@@ -92,7 +94,7 @@ class _DemoRun:
     @contextlib.contextmanager
     def worker(self) -> Iterator[None]:
         stop = threading.Event()
-        errors: list[BaseException] = []
+        errors = self._errors = []
         processor = Worker(self.config, on_commit=self._collect)
 
         def target() -> None:
@@ -121,13 +123,15 @@ class _DemoRun:
         result = normalize(raw, origin)
         self.publisher.submit(result, raw, origin)
         self.publisher.flush()
-        try:
-            decision = self.decisions.get(timeout=_DECISION_TIMEOUT_S)
-        except queue.Empty:
-            raise RuntimeError(
-                f"the worker decided nothing within {_DECISION_TIMEOUT_S:.0f}s"
-            ) from None
-        return decision.outcome
+        deadline = time.monotonic() + _DECISION_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self._errors:  # the worker stopped: say why, not that it said nothing
+                raise self._errors[0]
+            try:
+                return self.decisions.get(timeout=0.5).outcome
+            except queue.Empty:
+                continue
+        raise RuntimeError(f"the worker decided nothing within {_DECISION_TIMEOUT_S:.0f}s")
 
     def count_outbox(self) -> int:
         """Count outbox records as a downstream read_committed consumer sees them."""

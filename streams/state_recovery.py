@@ -26,6 +26,7 @@ rebuild in the same place would fail the same way.
 from __future__ import annotations
 
 import shutil
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -74,17 +75,27 @@ class Rebuild:
 def changelog_topic_id(bootstrap_servers: str, topic: str, timeout: float) -> str:
     """The changelog topic's id: it changes when the topic is deleted and created again."""
     admin = AdminClient(client_config(bootstrap_servers))
-    try:
-        description = admin.describe_topics(TopicCollection([topic]))[topic].result(timeout)
-    except KafkaException as error:
-        cause = error.args[0]
-        if isinstance(cause, KafkaError) and cause.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
-            raise StateRecoveryError(
-                f"changelog topic {topic} does not exist: create it (seqgate topics create)"
-            ) from None
-        text = cause.str() if isinstance(cause, KafkaError) else str(cause)
-        raise StateRecoveryError(f"cannot describe changelog topic {topic}: {text}") from None
-    return str(description.topic_id)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            future = admin.describe_topics(TopicCollection([topic]))[topic]
+            description = future.result(max(0.1, deadline - time.monotonic()))
+            return str(description.topic_id)
+        except KafkaException as error:
+            cause = error.args[0]
+            missing = (
+                isinstance(cause, KafkaError) and cause.code() == KafkaError.UNKNOWN_TOPIC_OR_PART
+            )
+            if missing and time.monotonic() < deadline:
+                # A topic created a moment ago may not be in the broker's metadata yet.
+                time.sleep(0.2)
+                continue
+            if missing:
+                raise StateRecoveryError(
+                    f"changelog topic {topic} does not exist: create it (seqgate topics create)"
+                ) from None
+            text = cause.str() if isinstance(cause, KafkaError) else str(cause)
+            raise StateRecoveryError(f"cannot describe changelog topic {topic}: {text}") from None
 
 
 def move_aside(path: Path, reason: str, now: datetime | None = None) -> Path:

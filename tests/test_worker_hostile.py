@@ -57,7 +57,8 @@ def identity_of(e: ObjectEvent) -> bytes:
 
 
 def produce(bootstrap: str, topic: str, records: list[tuple[bytes | None, bytes]]) -> None:
-    producer = Producer({"bootstrap.servers": bootstrap, "partitioner": "murmur2_random"})
+    # Idempotent: records keep their order even when a batch is retried (offsets = list order).
+    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True})
     for key, value in records:
         producer.produce(topic, key=key, value=value, partition=0)
     assert producer.flush(30) == 0

@@ -357,5 +357,9 @@ def demo(bootstrap_servers: str | None) -> None:
       seqgate demo
     """
     from streams.demo import run_demo
+    from streams.processor import WorkerFatalError
 
-    run_demo(bootstrap_servers, echo=click.echo)
+    try:
+        run_demo(bootstrap_servers, echo=click.echo)
+    except (WorkerFatalError, RuntimeError) as error:
+        raise CliError(f"the demo failed: {error}") from error
