@@ -127,13 +127,20 @@ def produce_at(bootstrap: str, topic: str, timed: list[tuple[ObjectEvent, int]])
     assert producer.flush(30) == 0
 
 
+def recent_base() -> int:
+    """A record time an hour ago: well inside the topic's retention (a fixed date falls out
+    of the default 7 days, and the broker deletes the input under the test) and leaving the
+    hour of the broker's default tolerance for a timestamp 50 minutes ahead of it."""
+    return int(time.time() * 1000) - 60 * 60 * 1000
+
+
 @pytest.mark.kafka
 def test_dedupe_window_redeliveries_expiry_and_purge_through_kafka(
     kafka_bootstrap: str, unique_name: str, tmp_path: Path
 ) -> None:
     config = make_config(kafka_bootstrap, unique_name, tmp_path, partitions=1, broker_time=False)
     config = dataclasses.replace(config, policy=Policy.build(dedupe_window_ms=WINDOW))
-    base = 1_780_000_000_000
+    base = recent_base()
     a1 = minio_event("a.txt", "17A6B2C3D4E5F607")
     a2 = minio_event("a.txt", "17A6B2C3D4E5F600")  # an older node clock: still a new write
     b = minio_event("b.txt", "17A6B2C3D4E5F700")
@@ -189,7 +196,7 @@ def test_a_future_timestamp_never_gets_a_redelivery_accepted_twice(
     config = make_config(kafka_bootstrap, unique_name, tmp_path, partitions=1, broker_time=False)
     window = 10 * 60 * 1000
     config = dataclasses.replace(config, policy=Policy.build(dedupe_window_ms=window))
-    base = 1_780_000_000_000
+    base = recent_base()
     original = minio_event("a.txt", "17A6B2C3D4E5F607")
     ahead = minio_event("b.txt", "17A6B2C3D4E5F700")
     timed = [(original, base), (ahead, base + 50 * 60 * 1000)]

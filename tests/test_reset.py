@@ -20,10 +20,12 @@ refusal message. Against the real broker (marked ``kafka``), with `seqgate worke
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -342,7 +344,9 @@ def test_reset_refuses_while_a_worker_is_running(pipeline: WorkerConfig, tmp_pat
         probe.close()
 
 
-T0 = 1_700_000_000_000  # record times of the dry-run test's input (2023-11-14T22:13:20Z)
+# Record times of the dry-run test's input: an hour ago, to the second (a fixed date would
+# fall out of the topic's 7-day retention, and the broker could delete the input mid-test).
+T0 = (int(time.time()) - 3600) * 1000
 
 
 @pytest.mark.kafka
@@ -381,7 +385,7 @@ def test_dry_run_prints_the_plan_and_changes_nothing(pipeline: WorkerConfig) -> 
         assert before == {0: 8, 1: 9, 2: 10}
 
         # Records at or after T0+15s: partition 0 holds seconds 0,3,..,27 -> offset 5 (15 s).
-        when = "2023-11-14T22:13:35Z"  # T0 + 15 s
+        when = dt.datetime.fromtimestamp(T0 / 1000 + 15, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         assert parse_datetime(when) == T0 + 15_000
         done = reset_command(config, "--to-datetime", when, "--state", "empty", "--dry-run")
         assert done.returncode == 0, done.stderr
