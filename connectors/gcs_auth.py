@@ -40,7 +40,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding
 from cryptography.hazmat.primitives.asymmetric.rsa import RSAPublicKey, RSAPublicNumbers
 
-from connectors.json_fields import show
+from connectors.json_fields import nesting_exceeds, show
 from connectors.webhook_auth import MISSING, WRONG, WebhookAuthError
 
 __all__ = [
@@ -256,8 +256,11 @@ def _split_token(token: str) -> tuple[bytes, dict[str, Any], dict[str, Any], byt
     decoded: list[object] = []
     for name, part in zip(("header", "claims"), parts[:2], strict=True):
         try:
-            decoded.append(json.loads(_b64url_decode(part).decode("utf-8")))
-        except (ValueError, UnicodeDecodeError, RecursionError) as error:
+            text = _b64url_decode(part).decode("utf-8")
+            if nesting_exceeds(text):  # bounded before it is decoded, as every JSON text is
+                _refuse(f"the token {name} is nested too deeply to be a JWT {name}")
+            decoded.append(json.loads(text))
+        except (ValueError, UnicodeDecodeError) as error:
             _refuse(f"the token {name} is not base64url JSON: {error}")
         if not isinstance(decoded[-1], dict):
             _refuse(f"the token {name} must be a JSON object")

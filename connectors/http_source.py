@@ -50,12 +50,13 @@ dead letters. The reply is 200 with a small JSON summary only after Kafka
 acknowledged every record of the request; 503 when it did not (the provider
 retries; records Kafka did take are published again, at least once).
 
-Connections (:class:`ConnectionGuard`): at most ``max_connections`` at once,
-another is answered 503 (``Retry-After: 1``) and closed at once; a connection
-that has not sent a complete request head within ``header_timeout_s`` of its
-accept or of its previous reply is closed (so idle keep-alive connections too).
-Each such close is counted (``header_timeouts``, ``body_timeouts``,
-``connections_refused``; ``seqgate_bridge_connections_closed_total{reason}``).
+Connections (:class:`connectors.http_connections.ConnectionGuard`): at most
+``max_connections`` at once, another is answered 503 (``Retry-After: 1``) and
+closed at once; a connection that has not sent a complete request head within
+``header_timeout_s`` of its accept or of its previous reply is closed (so idle
+keep-alive connections too). Each such close is counted (``header_timeouts``,
+``body_timeouts``, ``connections_refused``;
+``seqgate_bridge_connections_closed_total{reason}``).
 
 Operations (no authentication, whatever routes are configured): ``GET /metrics``
 (Prometheus: records by outcome, dead letters and ignored records by reason,
@@ -97,11 +98,12 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from aiohttp import web
-from aiohttp.typedefs import Handler, Middleware
-from aiohttp.web_protocol import RequestHandler
+from aiohttp.typedefs import Middleware
 from prometheus_client import Counter as PromCounter
 
 from connectors.filters import BridgeTally, EventFilter
+from connectors.http_connections import ConnectionGuard
+from connectors.json_fields import nesting_exceeds
 from connectors.kafka_publisher import Delivery, EventPublisher, PublishError
 from connectors.normalize import normalize
 from connectors.results import ParseResult
@@ -390,9 +392,11 @@ class HttpBridge:
         raw = await self.read_body(request)
         if isinstance(raw, web.Response):
             return raw
+        if nesting_exceeds(raw):  # bounded before it is decoded, as every JSON text is
+            return self.refuse("sns", 403, "the body is not an SNS message (nested too deeply)")
         try:
             document = json.loads(raw)
-        except (ValueError, RecursionError):
+        except ValueError:
             return self.refuse("sns", 403, "the body is not an SNS message (not JSON)")
         if not isinstance(document, dict):
             return self.refuse("sns", 403, "the body is not an SNS message (not an object)")
@@ -553,121 +557,6 @@ _CLOSED_COUNTS: Final = {
     "body_timeout": "body_timeouts",
     "over_limit": "connections_refused",
 }
-_BUSY: Final = (
-    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 21\r\n"
-    b"Retry-After: 1\r\nConnection: close\r\n\r\ntoo many connections\n"
-)
-
-
-class ConnectionGuard:
-    """The connections of one server: at most ``max_connections`` at once (another is
-    answered 503 and closed at once), and each closed unless a complete request head
-    arrives within ``header_timeout_s`` of its accept or of its previous reply.
-
-    aiohttp's server has no header-read timeout (its keep-alive timer, 3630 s by
-    default, is the only bound on a head that never completes) nor a connection limit,
-    so both live here, on the connection: :meth:`protocols` wraps aiohttp's protocol
-    for ``loop.create_server``, and :meth:`middleware` tells the connection when a
-    request head has arrived (the deadline stops) and when its reply is ready (it
-    starts again). The body's own timeout is :meth:`HttpBridge.read_body`'s.
-    """
-
-    def __init__(self, bridge: HttpBridge) -> None:
-        self.bridge = bridge
-        self._open: dict[asyncio.BaseTransport, _GuardedConnection] = {}
-
-    def protocols(self, handlers: web.Server) -> Callable[[], asyncio.Protocol]:
-        """The protocol factory of ``loop.create_server``: aiohttp's ``handlers``, guarded."""
-        return lambda: _GuardedConnection(self, handlers)
-
-    @web.middleware
-    async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
-        connection = self._open.get(request.transport) if request.transport else None
-        if connection is not None:
-            connection.disarm()
-        try:
-            return await handler(request)
-        finally:
-            if connection is not None:
-                connection.arm()
-
-    def admit(self, transport: asyncio.BaseTransport, connection: _GuardedConnection) -> bool:
-        if len(self._open) >= self.bridge.settings.max_connections:
-            return False
-        self._open[transport] = connection
-        return True
-
-    def release(self, transport: asyncio.BaseTransport) -> None:
-        self._open.pop(transport, None)
-
-
-class _GuardedConnection(asyncio.Protocol):
-    """aiohttp's protocol for one connection, behind the guard's limit and deadline."""
-
-    def __init__(self, guard: ConnectionGuard, handlers: web.Server) -> None:
-        self._guard = guard
-        self._handlers = handlers
-        self._inner: RequestHandler | None = None
-        self._transport: asyncio.Transport | None = None
-        self._deadline: asyncio.TimerHandle | None = None
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        if not self._guard.admit(transport, self):
-            self._guard.bridge.connection_closed("over_limit", _peer(transport))
-            transport.write(_BUSY)
-            transport.close()
-            return
-        self._transport = transport
-        self._inner = self._handlers()
-        self._inner.connection_made(transport)
-        self.arm()
-
-    def data_received(self, data: bytes) -> None:
-        if self._inner is not None:
-            self._inner.data_received(data)
-
-    def eof_received(self) -> None:  # None: the transport closes (as aiohttp's does)
-        if self._inner is not None:
-            self._inner.eof_received()
-
-    def pause_writing(self) -> None:
-        if self._inner is not None:
-            self._inner.pause_writing()
-
-    def resume_writing(self) -> None:
-        if self._inner is not None:
-            self._inner.resume_writing()
-
-    def connection_lost(self, exc: BaseException | None) -> None:
-        self.disarm()
-        if self._inner is not None and self._transport is not None:
-            self._guard.release(self._transport)
-            self._inner.connection_lost(exc)
-
-    def arm(self) -> None:
-        """Start the deadline for the next request head."""
-        self.disarm()
-        if self._transport is not None and not self._transport.is_closing():
-            loop = asyncio.get_running_loop()
-            timeout = self._guard.bridge.settings.header_timeout_s
-            self._deadline = loop.call_later(timeout, self._overdue)
-
-    def disarm(self) -> None:
-        if self._deadline is not None:
-            self._deadline.cancel()
-            self._deadline = None
-
-    def _overdue(self) -> None:
-        self._deadline = None
-        if self._inner is not None and self._transport is not None:
-            self._guard.bridge.connection_closed("header_timeout", _peer(self._transport))
-            self._inner.force_close()
-
-
-def _peer(transport: asyncio.BaseTransport) -> str | None:
-    peer = transport.get_extra_info("peername")
-    return str(peer[0]) if isinstance(peer, tuple) and peer else None
 
 
 async def serve(
@@ -680,7 +569,10 @@ async def serve(
     on_listening: Callable[[str, int], None] | None = None,
 ) -> None:
     """Serve until ``stop`` is set; then stop accepting, drain, flush and close."""
-    guard = ConnectionGuard(bridge)
+    settings = bridge.settings
+    guard = ConnectionGuard(
+        settings.max_connections, settings.header_timeout_s, bridge.connection_closed
+    )
     runner = web.AppRunner(
         bridge.application(guard.middleware), shutdown_timeout=shutdown_timeout_s, access_log=None
     )

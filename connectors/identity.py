@@ -43,12 +43,23 @@ _SEPARATOR: Final = "://"
 _ID_SEPARATOR: Final = "\x1f"
 
 
+# Schemes already found valid (at most a few dozen kept): an identity is built for
+# every event the bridge publishes and every record the worker decides, with a
+# handful of schemes, and the regular expression was most of that cost.
+_VALID_SCHEMES: set[str] = set()
+_KEEP_SCHEMES: Final = 64
+
+
 def _check_scheme(scheme: str, context: str) -> None:
+    if scheme in _VALID_SCHEMES:
+        return
     if _SCHEME.fullmatch(scheme) is None:
         raise ValueError(
             f"{context}: scheme {scheme!r} is not valid: expected lowercase ASCII "
             "starting with a letter (letters, digits, '+', '-', '.'), e.g. 's3'"
         )
+    if len(_VALID_SCHEMES) < _KEEP_SCHEMES:
+        _VALID_SCHEMES.add(scheme)
 
 
 def _check_bucket(bucket: str, context: str) -> None:

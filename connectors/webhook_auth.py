@@ -18,6 +18,8 @@ import hmac
 from collections.abc import Iterable, Mapping
 from typing import Final
 
+from connectors.json_fields import is_text
+
 __all__ = [
     "MISSING",
     "WRONG",
@@ -55,18 +57,10 @@ def readable_credentials(headers: Mapping[str, str], names: Iterable[str]) -> No
     not UTF-8 text: a malformed credential, never a right one."""
     for name in names:
         value = headers.get(name)
-        if value is not None and not _is_text(value):
+        if value is not None and not is_text(value):
             raise WebhookAuthError(
                 WRONG, f"the {name} header is not UTF-8 text: a malformed credential"
             )
-
-
-def _is_text(value: str) -> bool:
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def check_timestamp_window(timestamp_s: float, now_s: float, window_s: float, what: str) -> None:

@@ -61,6 +61,7 @@ import json
 from collections.abc import Callable
 from typing import Any, Final
 
+from schemas.binary import encode_long
 from schemas.records import ObjectEvent
 
 __all__ = [
@@ -118,20 +119,14 @@ _PREVIEW_CHARS: Final = 40
 _BIG_NUMBER: Final = 10**30
 
 
-def _varint_bytes(number: int) -> int:
-    """Bytes of the zigzag varint of a non-negative Avro long."""
-    zigzag = number << 1
-    return max(1, (zigzag.bit_length() + 6) // 7)
-
-
 _HEADER_BYTES: Final = 10  # C3 01 + the 8-byte schema fingerprint
 _UNION_BYTES: Final = 1  # the branch index of a ["null", T] field
 
 MAX_EVENT_BYTES: Final = (
     _HEADER_BYTES
-    + sum(limit + _varint_bytes(limit) for limit in TEXT_LIMITS.values())
+    + sum(limit + len(encode_long(limit)) for limit in TEXT_LIMITS.values())
     + _UNION_BYTES * (len(_OPTIONAL) + 1)  # + size
-    + _varint_bytes(MAX_SIZE)
+    + len(encode_long(MAX_SIZE))
 )
 """The longest single-object encoding of an ObjectEvent that passes :func:`check_event`."""
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from connectors.errors import RejectReason
-from connectors.identity import scheme_of_source
+from connectors.identity import event_identity
 from schemas.codec import SEEN_EVENT, WATERMARK, watermark_position
 from schemas.limits import FieldLimitError, check_event
 from schemas.records import ObjectEvent, OutboxRecord, SeenEvent, Watermark
@@ -75,13 +75,10 @@ def record_identity(key: bytes | None, event: ObjectEvent) -> str:
         check_event(event)
     except FieldLimitError as error:
         raise UndecidableEvent(RejectReason.INVALID_FIELD, str(error)) from error
-    if not event.bucket or "/" in event.bucket or not event.key:
-        raise UndecidableEvent(
-            RejectReason.INVALID_FIELD,
-            f"event {event.id[:80]!r}: bucket {event.bucket[:80]!r} and key must be non-empty"
-            " and the bucket free of '/': no object identity can be built",
-        )
-    identity = f"{scheme_of_source(event.source)}://{event.bucket}/{event.key}"
+    try:
+        identity = event_identity(event.source, event.bucket, event.key)
+    except ValueError as error:  # an empty bucket or key, a bucket with '/'
+        raise UndecidableEvent(RejectReason.INVALID_FIELD, f"event {event.id!r}: {error}") from None
     if key is not None and key != identity.encode("utf-8"):
         try:
             shown = repr(key.decode("utf-8")[:120])

@@ -73,7 +73,6 @@ log = logging.getLogger(__name__)
 # Expired dedupe ids tombstoned per partition and commit, to bound commit time.
 _PURGE_PER_COMMIT = 1000
 
-
 CommitListener = Callable[[list[Decision]], None]
 
 
@@ -416,13 +415,9 @@ class Worker:
 
         The transactional calls name the failure; send_offsets_to_transaction is
         asked because it commits nothing (the transaction is aborted next anyway)."""
-        pending = self._pending
         if error.code() != KafkaError._STATE or not self._in_transaction:
             return error
-        offsets = [
-            TopicPartition(self.config.input_topic, partition, next_offset)
-            for partition, next_offset in sorted(pending.next_offsets.items())
-        ]
+        offsets = self._pending_offsets()
         if not offsets:
             return error
         try:
@@ -480,12 +475,8 @@ class Worker:
                     txn_requires_abort=True,
                 )
             )
-        offsets = [
-            TopicPartition(self.config.input_topic, partition, next_offset)
-            for partition, next_offset in sorted(pending.next_offsets.items())
-        ]
         self._producer.send_offsets_to_transaction(
-            offsets, self._consumer.consumer_group_metadata(), timeout
+            self._pending_offsets(), self._consumer.consumer_group_metadata(), timeout
         )
         self._faults.reach(FaultPoint.BEFORE_COMMIT)
         commit_transaction(self._producer, timeout)
@@ -509,6 +500,13 @@ class Worker:
         self._pending = PendingState()
         if self._on_commit is not None:
             self._on_commit(decisions)
+
+    def _pending_offsets(self) -> list[TopicPartition]:
+        """The open transaction's input offsets: the next offset to read, per partition."""
+        return [
+            TopicPartition(self.config.input_topic, partition, next_offset)
+            for partition, next_offset in sorted(self._pending.next_offsets.items())
+        ]
 
     def _abort_and_rewind(self) -> None:
         self.aborts += 1

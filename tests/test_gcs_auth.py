@@ -14,6 +14,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
 from connectors.gcs_auth import GcsPushVerifier, load_jwks
+from connectors.json_fields import MAX_JSON_DEPTH
 from connectors.webhook_auth import WebhookAuthError
 
 NOW = 1_764_064_800.0
@@ -238,6 +239,20 @@ def test_missing_kid_is_refused(verifier: GcsPushVerifier, private_key: rsa.RSAP
 )
 def test_malformed_tokens_are_refused(verifier: GcsPushVerifier, token: str) -> None:
     refused(verifier, f"Bearer {token}")
+
+
+@pytest.mark.parametrize("part", ["header", "claims"])
+def test_a_token_part_nested_past_the_json_depth_limit_is_refused_unread(
+    verifier: GcsPushVerifier, part: str
+) -> None:
+    """Held to the bridge's JSON depth limit before it is decoded, like every JSON text."""
+    deep: Any = {"alg": "RS256", "kid": KID}
+    for _ in range(MAX_JSON_DEPTH):
+        deep = {"x": deep}
+    parts = {"header": b64url_json({"alg": "RS256", "kid": KID}), "claims": b64url_json({})}
+    parts[part] = b64url_json(deep)
+    message = refused(verifier, f"Bearer {parts['header']}.{parts['claims']}.sig")
+    assert f"token {part} is nested too deeply" in message
 
 
 # --------------------------------------------------------------------------- key files
