@@ -31,6 +31,7 @@ from connectors.results import ParsedItem, ParseResult
 from schemas.codec import OBJECT_EVENT, REJECTED_RECORD, CodecError
 from schemas.records import ObjectEvent
 from streams.kafka_clients import client_config
+from streams.kafka_settings import KafkaSettings
 
 
 class PublishError(Exception):
@@ -118,7 +119,7 @@ class EventPublisher:
 
     def __init__(
         self,
-        bootstrap_servers: str,
+        kafka: KafkaSettings,
         topics: Topics,
         extra_config: dict[str, str] | None = None,
         *,
@@ -138,7 +139,7 @@ class EventPublisher:
         extra = extra_config or {}
         self._max_message_bytes = int(extra.get("message.max.bytes", DEFAULT_MAX_MESSAGE_BYTES))
         self._watched: list[Delivery] = []  # submitted since the last flush, not yet settled
-        self._producer = Producer(client_config(bootstrap_servers, **config))
+        self._producer = Producer(client_config(kafka, **config))
 
     def submit(self, result: ParseResult, raw: bytes, origin: str) -> Delivery:
         """Queue the records of one message; its Delivery tells what became of them.

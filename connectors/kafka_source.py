@@ -47,6 +47,7 @@ from connectors.s3_native import DEFAULT_S3_PARSE_OPTIONS, S3ParseOptions
 from schemas.codec import OBJECT_EVENT, REJECTED_RECORD
 from streams.faults import FaultInjector, FaultPoint
 from streams.kafka_clients import PartitionEnds, client_config, is_fatal
+from streams.kafka_settings import KafkaSettings
 from streams.transactions import (
     abort_if_open,
     close_producer,
@@ -64,7 +65,7 @@ class KafkaSourceFatalError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class KafkaSourceConfig:
-    bootstrap_servers: str
+    kafka: KafkaSettings
     source_topic: str
     group_id: str
     transactional_id: str
@@ -106,7 +107,7 @@ class KafkaSource:
         self._in_transaction = False
         self._consumer = Consumer(
             client_config(
-                config.bootstrap_servers,
+                config.kafka,
                 **{
                     "group.id": config.group_id,
                     "group.instance.id": config.transactional_id,
@@ -121,7 +122,7 @@ class KafkaSource:
         )
         self._producer = Producer(
             client_config(
-                config.bootstrap_servers,
+                config.kafka,
                 **{
                     "transactional.id": config.transactional_id,
                     "transaction.timeout.ms": config.transaction_timeout_ms,

@@ -25,6 +25,7 @@ from connectors.kafka_publisher import EventPublisher, Topics
 from connectors.normalize import normalize
 from connectors.samples import s3_notification, s3_record, to_bytes
 from streams.kafka_clients import client_config
+from streams.kafka_settings import KafkaSettings
 from streams.policy import Outcome, Policy
 from streams.processor import Decision, Worker, WorkerConfig
 from streams.topics import create_topics, pipeline_topics
@@ -44,28 +45,28 @@ WHY_THEY_DIFFER = (
 
 
 @contextlib.contextmanager
-def _broker(bootstrap_servers: str | None, echo: Echo) -> Iterator[str]:
-    if bootstrap_servers:
-        yield bootstrap_servers
+def _broker(kafka: KafkaSettings | None, echo: Echo) -> Iterator[KafkaSettings]:
+    if kafka is not None:
+        yield kafka
         return
     from streams.devbroker.launcher import running_broker
 
     echo("starting a local Apache Kafka broker (first run downloads it through Maven)...")
     with running_broker() as handle:
         echo(f"broker ready at {handle.bootstrap_servers}")
-        yield handle.bootstrap_servers
+        yield KafkaSettings(handle.bootstrap_servers)
     echo("broker stopped")
 
 
 class _DemoRun:
     """One ordering's run: its own topics, group and state, so runs never interact."""
 
-    def __init__(self, bootstrap: str, ordering: str, state_root: Path) -> None:
+    def __init__(self, kafka: KafkaSettings, ordering: str, state_root: Path) -> None:
         suffix = uuid.uuid4().hex[:8]
-        self.bootstrap = bootstrap
+        self.kafka = kafka
         self.ordering = ordering
         self.config = WorkerConfig(
-            bootstrap_servers=bootstrap,
+            kafka=kafka,
             state_dir=state_root / ordering,
             application_id=f"seqgate-demo-{ordering}-{suffix}",
             instance_id="demo",
@@ -78,7 +79,7 @@ class _DemoRun:
         self.decisions: queue.Queue[Decision] = queue.Queue()
         self._errors: list[BaseException] = []  # of the running worker
         self.publisher = EventPublisher(
-            bootstrap, Topics(self.config.input_topic, self.config.rejected_topic)
+            kafka, Topics(self.config.input_topic, self.config.rejected_topic)
         )
 
     def create_topics(self) -> None:
@@ -89,7 +90,7 @@ class _DemoRun:
             application_id=self.config.application_id,
             partitions=3,
         )
-        create_topics(AdminClient(client_config(self.bootstrap)), specs)
+        create_topics(AdminClient(client_config(self.kafka)), specs)
 
     @contextlib.contextmanager
     def worker(self) -> Iterator[None]:
@@ -137,7 +138,7 @@ class _DemoRun:
         """Count outbox records as a downstream read_committed consumer sees them."""
         consumer = Consumer(
             client_config(
-                self.bootstrap,
+                self.kafka,
                 **{
                     "group.id": f"{self.config.application_id}-reader",
                     "isolation.level": "read_committed",
@@ -171,9 +172,9 @@ def _label(outcome: Outcome) -> str:
     return _LABELS.get(outcome, outcome.value)
 
 
-def run_scenario(bootstrap: str, ordering: str, state_root: Path, echo: Echo) -> list[str]:
+def run_scenario(kafka: KafkaSettings, ordering: str, state_root: Path, echo: Echo) -> list[str]:
     """Feed the guide's deliveries under one ordering; return the printed lines."""
-    run = _DemoRun(bootstrap, ordering, state_root)
+    run = _DemoRun(kafka, ordering, state_root)
     run.create_topics()
     lines: list[str] = []
 
@@ -192,21 +193,21 @@ def run_scenario(bootstrap: str, ordering: str, state_root: Path, echo: Echo) ->
     return lines
 
 
-def run_demo(bootstrap_servers: str | None, echo: Echo) -> dict[str, list[str]]:
+def run_demo(kafka: KafkaSettings | None, echo: Echo) -> dict[str, list[str]]:
     sample = normalize(to_bytes(s3_notification(s3_record())), "demo").events[0]
     results: dict[str, list[str]] = {}
     with (
-        _broker(bootstrap_servers, echo) as bootstrap,
+        _broker(kafka, echo) as target,
         tempfile.TemporaryDirectory(prefix="seqgate-demo-") as state,
     ):
         sent_key = s3_record()["s3"]["object"]["key"]
         echo(f"object: s3://{sample.bucket}/{sample.key}  (key as sent: {sent_key})")
         echo("")
         echo("== the guide's ordering (--ordering numeric): sequencers compared as numbers ==")
-        results["numeric"] = run_scenario(bootstrap, "numeric", Path(state), echo)
+        results["numeric"] = run_scenario(target, "numeric", Path(state), echo)
         echo("")
         echo("== the default ordering (--ordering aws): AWS's documented right-pad rule ==")
-        results["aws"] = run_scenario(bootstrap, "aws", Path(state), echo)
+        results["aws"] = run_scenario(target, "aws", Path(state), echo)
         echo("")
         echo(f"Why they differ: {WHY_THEY_DIFFER}")
     return results

@@ -32,6 +32,7 @@ from connectors.identity import identity_partition
 from schemas.codec import WATERMARK, CodecError
 from schemas.records import Watermark
 from streams.kafka_clients import client_config
+from streams.kafka_settings import KafkaSettings
 from streams.replay import InputRecord
 from streams.state_store import watermark_key
 
@@ -69,8 +70,8 @@ class GroupDescription:
         return bool(self.members) or self.state not in ("empty", "dead", "unknown")
 
 
-def admin_client(bootstrap_servers: str) -> AdminClient:
-    return AdminClient(client_config(bootstrap_servers))
+def admin_client(kafka: KafkaSettings) -> AdminClient:
+    return AdminClient(client_config(kafka))
 
 
 def _kafka_text(error: KafkaException) -> str:
@@ -194,7 +195,7 @@ def high_watermarks(admin: AdminClient, topic: str, partitions: Sequence[int]) -
 
 
 def read_partition(
-    bootstrap_servers: str,
+    kafka: KafkaSettings,
     topic: str,
     partition: int,
     *,
@@ -207,7 +208,7 @@ def read_partition(
     (exclusive), in offset order. Fails after `timeout` seconds without progress."""
     consumer = Consumer(
         client_config(
-            bootstrap_servers,
+            kafka,
             **{
                 "group.id": group,
                 "isolation.level": "read_committed",
@@ -268,11 +269,11 @@ def read_records(
 
 
 def changelog_state(
-    bootstrap_servers: str, changelog_topic: str, partition: int, group: str = "seqgate-inspect"
+    kafka: KafkaSettings, changelog_topic: str, partition: int, group: str = "seqgate-inspect"
 ) -> dict[bytes, bytes]:
     """The committed state of one partition: the last value per changelog key."""
     state: dict[bytes, bytes] = {}
-    for record in read_partition(bootstrap_servers, changelog_topic, partition, group=group):
+    for record in read_partition(kafka, changelog_topic, partition, group=group):
         key = record.key or b""
         if record.value is None:
             state.pop(key, None)
@@ -305,7 +306,7 @@ class WatermarkView:
 
 
 def find_watermark(
-    bootstrap_servers: str,
+    kafka: KafkaSettings,
     application_id: str,
     input_topic: str,
     changelog_topic: str,
@@ -313,7 +314,7 @@ def find_watermark(
     timeout: float = 30.0,
 ) -> tuple[int, WatermarkView | None]:
     """(changelog partition, the identity's committed watermark or None)."""
-    admin = admin_client(bootstrap_servers)
+    admin = admin_client(kafka)
     partitions = topic_partitions(admin, input_topic, "--input-topic", timeout)
     changelog_count = topic_partitions(admin, changelog_topic, "--application-id", timeout)
     if changelog_count != partitions:
@@ -325,7 +326,7 @@ def find_watermark(
     key = watermark_key(identity)
     last: InputRecord | None = None
     group = f"{application_id}-inspect"
-    for record in read_partition(bootstrap_servers, changelog_topic, partition, group=group):
+    for record in read_partition(kafka, changelog_topic, partition, group=group):
         if record.key == key:
             last = record
     if last is None or last.value is None:
@@ -381,13 +382,13 @@ class GroupStatus:
 
 
 def group_status(
-    bootstrap_servers: str,
+    kafka: KafkaSettings,
     application_id: str,
     input_topic: str,
     changelog_topic: str,
     timeout: float = 30.0,
 ) -> GroupStatus:
-    admin = admin_client(bootstrap_servers)
+    admin = admin_client(kafka)
     count = topic_partitions(admin, input_topic, "--input-topic", timeout)
     partitions = list(range(count))
     description = describe_group(admin, application_id, input_topic, timeout)

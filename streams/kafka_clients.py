@@ -8,6 +8,8 @@ from typing import Any
 
 from confluent_kafka import KafkaError, Message, TopicPartition
 
+from streams.kafka_settings import KafkaSettings
+
 # librdkafka's own log lines go through Python logging (JSON, on stderr) under
 # this logger instead of raw `%3|...` lines. `configure_logging` keeps it quiet
 # unless --log-level is info or debug: at the default level seqgate reports
@@ -23,13 +25,23 @@ log = logging.getLogger(__name__)
 METADATA_RECOVERY = "none"
 
 
-def client_config(bootstrap_servers: str, **settings: Any) -> dict[str, Any]:
-    """A confluent-kafka configuration with seqgate's common settings."""
+def client_config(kafka: KafkaSettings | str, **settings: Any) -> dict[str, Any]:
+    """A confluent-kafka configuration: seqgate's common settings, then the client's own
+    `settings`, then the user's properties (`--kafka-config`, `SEQGATE_KAFKA_*`, `-X`).
+
+    The user's come last so that a tuning property (`linger.ms`, say) is never silently
+    overridden; the ones seqgate must own were refused when they were read
+    (`streams.kafka_settings`). A plain address string means no user properties (tests,
+    the development broker).
+    """
+    if isinstance(kafka, str):
+        kafka = KafkaSettings(kafka)
     return {
-        "bootstrap.servers": bootstrap_servers,
+        "bootstrap.servers": kafka.bootstrap_servers,
         "logger": LIBRDKAFKA_LOGGER,
         "metadata.recovery.strategy": METADATA_RECOVERY,
         **settings,
+        **kafka.properties,
     }
 
 

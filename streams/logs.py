@@ -8,6 +8,21 @@ import sys
 from typing import Any
 
 _STANDARD_ATTRIBUTES = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
+_MASK = "***"
+# Values never to be written (Kafka passwords and keys): the formatter masks them in every
+# line, whichever logger (librdkafka's debug output included) produced it.
+_SECRETS: set[str] = set()
+
+
+def redact(values: list[str]) -> None:
+    """Mask these values in every log line from now on."""
+    _SECRETS.update(value for value in values if value)
+
+
+def masked(text: str) -> str:
+    for value in sorted(_SECRETS, key=len, reverse=True):
+        text = text.replace(value, _MASK).replace(json.dumps(value)[1:-1], _MASK)
+    return text
 
 
 class JsonFormatter(logging.Formatter):
@@ -23,7 +38,8 @@ class JsonFormatter(logging.Formatter):
                 entry[name] = value
         if record.exc_info:
             entry["exc"] = self.formatException(record.exc_info)
-        return json.dumps(entry, default=str)
+        line = json.dumps(entry, default=str)
+        return masked(line) if _SECRETS else line
 
 
 def configure_logging(level: str = "warning") -> None:

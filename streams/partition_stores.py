@@ -104,7 +104,7 @@ class PartitionStores:
     def _changelog_topic_id(self) -> str:
         try:
             return changelog_topic_id(
-                self.config.bootstrap_servers,
+                self.config.kafka,
                 self.config.changelog_topic,
                 self.config.kafka_timeout_s,
             )

@@ -103,7 +103,7 @@ class Worker:
             self.metrics.serve(config.metrics_host, config.metrics_port)
         self._consumer = Consumer(consumer_config(config))
         self._restore_consumer = Consumer(
-            restore_consumer_config(config.bootstrap_servers, config.application_id)
+            restore_consumer_config(config.kafka, config.application_id)
         )
         self._stores = PartitionStores(config, self._restore_consumer, self.metrics)
         self._producer = Producer(producer_config(config, on_error=self._on_client_error))

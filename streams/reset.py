@@ -68,6 +68,7 @@ from streams.inspect import (
     topic_partitions,
 )
 from streams.kafka_clients import client_config
+from streams.kafka_settings import KafkaSettings
 from streams.policy import Policy
 from streams.replay import PartitionReplay
 from streams.topics import changelog_topic
@@ -306,7 +307,7 @@ def describe_state_step(plan: ResetPlan) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ResetRequest:
-    bootstrap_servers: str
+    kafka: KafkaSettings
     application_id: str
     input_topic: str
     target: OffsetTarget
@@ -327,7 +328,7 @@ def _refuse_if_active(admin: AdminClient, request: ResetRequest) -> None:
 
 def prepare(request: ResetRequest) -> ResetPlan:
     """Check that the group is idle and compute the plan; changes nothing."""
-    admin = admin_client(request.bootstrap_servers)
+    admin = admin_client(request.kafka)
     try:
         count = topic_partitions(admin, request.input_topic, "--input-topic", request.timeout_s)
         changelog_count = topic_partitions(
@@ -370,7 +371,7 @@ def wanted_state(request: ResetRequest, plan: PartitionPlan) -> dict[bytes, byte
         return {}
     replay = PartitionReplay(request.policy)
     for record in read_partition(
-        request.bootstrap_servers,
+        request.kafka,
         request.input_topic,
         plan.partition,
         start=plan.earliest,
@@ -414,10 +415,10 @@ _STABLE_WAIT_S = 10.0
 
 def apply(request: ResetRequest, plan: ResetPlan, echo: Echo) -> list[PartitionOutcome]:
     """Write the state diff and commit the new offsets (see the module docstring)."""
-    admin = admin_client(request.bootstrap_servers)
+    admin = admin_client(request.kafka)
     producer = Producer(
         client_config(
-            request.bootstrap_servers,
+            request.kafka,
             **{
                 "transactional.id": f"{request.application_id}/reset",
                 "enable.idempotence": True,
@@ -439,7 +440,7 @@ def apply(request: ResetRequest, plan: ResetPlan, echo: Echo) -> list[PartitionO
         diffs: list[tuple[PartitionPlan, dict[bytes, bytes | None], int]] = []
         for partition in plan.partitions:
             current = changelog_state(
-                request.bootstrap_servers,
+                request.kafka,
                 request.changelog_topic,
                 partition.partition,
                 group=f"{request.application_id}-reset",

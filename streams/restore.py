@@ -16,6 +16,7 @@ from confluent_kafka import (
 )
 
 from streams.kafka_clients import client_config
+from streams.kafka_settings import KafkaSettings
 from streams.state_store import PartitionStore
 
 log = logging.getLogger(__name__)
@@ -53,10 +54,10 @@ class ChangelogBehind(RuntimeError):
         self.end = end
 
 
-def restore_consumer_config(bootstrap_servers: str, application_id: str) -> dict[str, object]:
+def restore_consumer_config(kafka: KafkaSettings, application_id: str) -> dict[str, object]:
     """The worker's group-less, read_committed restore consumer."""
     return client_config(
-        bootstrap_servers,
+        kafka,
         **{
             "group.id": f"{application_id}-restore",
             "isolation.level": "read_committed",

@@ -36,6 +36,7 @@ from confluent_kafka import KafkaError, KafkaException, TopicCollection
 from confluent_kafka.admin import AdminClient
 
 from streams.kafka_clients import client_config
+from streams.kafka_settings import KafkaSettings
 from streams.restore import ChangelogBehind
 from streams.state_store import (
     PartitionStore,
@@ -72,9 +73,9 @@ class Rebuild:
         )
 
 
-def changelog_topic_id(bootstrap_servers: str, topic: str, timeout: float) -> str:
+def changelog_topic_id(kafka: KafkaSettings, topic: str, timeout: float) -> str:
     """The changelog topic's id: it changes when the topic is deleted and created again."""
-    admin = AdminClient(client_config(bootstrap_servers))
+    admin = AdminClient(client_config(kafka))
     deadline = time.monotonic() + timeout
     while True:
         try:

@@ -23,6 +23,7 @@ from schemas.codec import OUTBOX_RECORD, REJECTED_RECORD, SEEN_EVENT, WATERMARK,
 from schemas.records import OutboxRecord
 from streams.inspect import read_records
 from streams.kafka_clients import client_config
+from streams.kafka_settings import KafkaSettings
 from streams.policy import Policy, Trust, expired
 from streams.replay import InputRecord, PartitionReplay
 from streams.state_store import SEEN_PREFIX, STREAM_TIME_KEY, decode_stream_time
@@ -90,7 +91,7 @@ class VerifyReport:
 
 @dataclass(frozen=True, slots=True)
 class VerifyTarget:
-    bootstrap_servers: str
+    kafka: KafkaSettings
     application_id: str
     input_topic: str
     outbox_topic: str
@@ -287,7 +288,7 @@ class _Reader:
     def _new_consumer(self) -> Consumer:
         return Consumer(
             client_config(
-                self.target.bootstrap_servers,
+                self.target.kafka,
                 **{
                     "group.id": f"{self.target.application_id}-verify",
                     "isolation.level": "read_committed",
@@ -318,7 +319,7 @@ class _Reader:
         # transaction of a dead worker still holds offsets for the group.
         consumer = Consumer(
             client_config(
-                self.target.bootstrap_servers,
+                self.target.kafka,
                 **{"group.id": group, "isolation.level": "read_committed"},
             )
         )

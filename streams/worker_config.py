@@ -9,13 +9,14 @@ from pathlib import Path
 from confluent_kafka import KafkaError
 
 from streams.kafka_clients import client_config
+from streams.kafka_settings import KafkaSettings
 from streams.policy import Policy
 from streams.topics import changelog_topic
 
 
 @dataclass(frozen=True, slots=True)
 class WorkerConfig:
-    bootstrap_servers: str
+    kafka: KafkaSettings
     state_dir: Path
     application_id: str = "seqgate"
     instance_id: str = "worker-0"
@@ -48,7 +49,7 @@ class WorkerConfig:
 def consumer_config(config: WorkerConfig) -> dict[str, object]:
     """The input consumer: read_committed, manual commits, static membership."""
     return client_config(
-        config.bootstrap_servers,
+        config.kafka,
         **{
             "group.id": config.application_id,
             # Static membership: a restarted instance takes its partitions
@@ -70,7 +71,7 @@ def producer_config(
 ) -> dict[str, object]:
     """The transactional producer of outbox, changelog, dead letters and audit records."""
     return client_config(
-        config.bootstrap_servers,
+        config.kafka,
         **{
             "transactional.id": config.transactional_id,
             "error_cb": on_error,

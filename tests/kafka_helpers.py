@@ -18,6 +18,7 @@ from schemas.codec import OBJECT_EVENT
 from schemas.records import ObjectEvent
 from streams.devbroker.launcher import BrokerError, BrokerHandle, start_broker, stop_broker
 from streams.faults import FaultInjector
+from streams.kafka_settings import KafkaSettings
 from streams.policy import Policy
 from streams.processor import Decision, Worker, WorkerConfig
 from streams.replay import InputRecord
@@ -46,7 +47,7 @@ def make_config(
     **overrides: object,
 ) -> WorkerConfig:
     config = WorkerConfig(
-        bootstrap_servers=bootstrap,
+        kafka=KafkaSettings(bootstrap),
         state_dir=state_dir / instance_id,
         application_id=f"{name}-app",
         instance_id=instance_id,
@@ -228,7 +229,7 @@ def worker_config(bootstrap: str, input_topic: str, state_dir: Path) -> WorkerCo
     with application id `<name>-app` (the bridge tests' layout)."""
     name = input_topic.removesuffix(".object-events")
     return WorkerConfig(
-        bootstrap_servers=bootstrap,
+        kafka=KafkaSettings(bootstrap),
         state_dir=state_dir / "worker",
         application_id=f"{name}-app",
         instance_id="w0",

@@ -398,18 +398,18 @@ def test_a_bad_config_file_error_is_one_line(tmp_path: Path, case: str) -> None:
 
 def test_kafka_bootstrap_servers_is_the_fallback() -> None:
     config = print_config(["worker"], env={"KAFKA_BOOTSTRAP_SERVERS": "kafka-env:1"})
-    assert config["bootstrap_servers"] == "kafka-env:1"
+    assert config["kafka"]["bootstrap_servers"] == "kafka-env:1"
 
 
 def test_seqgate_bootstrap_servers_wins_over_kafka_bootstrap_servers() -> None:
     env = {"KAFKA_BOOTSTRAP_SERVERS": "kafka-env:1", "SEQGATE_BOOTSTRAP_SERVERS": "seqgate-env:2"}
-    assert print_config(["worker"], env=env)["bootstrap_servers"] == "seqgate-env:2"
+    assert print_config(["worker"], env=env)["kafka"]["bootstrap_servers"] == "seqgate-env:2"
 
 
 def test_the_flag_wins_over_both_variables() -> None:
     env = {"KAFKA_BOOTSTRAP_SERVERS": "kafka-env:1", "SEQGATE_BOOTSTRAP_SERVERS": "seqgate-env:2"}
     config = print_config(["worker", "--bootstrap-servers", "flag:3"], env=env)
-    assert config["bootstrap_servers"] == "flag:3"
+    assert config["kafka"]["bootstrap_servers"] == "flag:3"
 
 
 def test_no_broker_address_at_all_is_a_usage_error() -> None:

@@ -48,6 +48,7 @@ from streams.dispatch.destinations import (
 )
 from streams.dispatch.keys import position_key, version_key
 from streams.dispatch.runner import DispatchConfig, Dispatcher
+from streams.kafka_settings import KafkaSettings
 from streams.ordering import AWS_SEQUENCER_ORDER, NUMERIC_SEQUENCER_ORDER
 from streams.policy import Policy
 from streams.topics import TopicSpec, create_topics
@@ -613,7 +614,7 @@ def test_dispatch_to_http_retries_dead_letters_and_commits(
     script = {"flaky": [503, 502, 200], "bad": [400], "newer": [409]}
     with endpoint(script) as server:
         config = DispatchConfig(
-            bootstrap_servers=kafka_bootstrap,
+            kafka=KafkaSettings(kafka_bootstrap),
             outbox_topic=outbox_topic,
             group_id=f"{unique_name}-dispatch",
             dead_letter_topic=dlq,

@@ -182,15 +182,22 @@ def notifications(tmp_path: Path) -> Path:
 UNREACHABLE = ["--bootstrap-servers", "127.0.0.1:1", "--delivery-timeout-ms", "1000"]
 
 
+@pytest.fixture
+def broker(kafka_bootstrap: str) -> list[str]:
+    """A real broker: the bridge checks that Kafka answers before it reads its input."""
+    return ["--bootstrap-servers", kafka_bootstrap, "--delivery-timeout-ms", "1000"]
+
+
 def summary(result: Result) -> dict[str, int]:
     assert result.exit_code == 0, (result.stdout, result.stderr)
     parsed: dict[str, int] = json.loads(result.stdout)
     return parsed
 
 
-def test_bridge_file_counts_filtered_events(notifications: Path) -> None:
-    # Everything filtered or ignored: nothing to produce, so no broker is needed.
-    result = invoke(["bridge", "file", str(notifications), *UNREACHABLE, "--bucket", "nope,none"])
+@pytest.mark.kafka
+def test_bridge_file_counts_filtered_events(notifications: Path, broker: list[str]) -> None:
+    # Everything filtered or ignored: nothing is produced.
+    result = invoke(["bridge", "file", str(notifications), *broker, "--bucket", "nope,none"])
     assert summary(result) == {
         "messages": 5,
         "published": 0,
@@ -200,25 +207,32 @@ def test_bridge_file_counts_filtered_events(notifications: Path) -> None:
     }
 
 
-def test_repeated_flags_and_comma_lists_combine(notifications: Path) -> None:
-    args = ["bridge", "file", str(notifications), *UNREACHABLE]
+@pytest.mark.kafka
+def test_repeated_flags_and_comma_lists_combine(notifications: Path, broker: list[str]) -> None:
+    args = ["bridge", "file", str(notifications), *broker]
     args += ["--include-prefix", "incoming/generated/", "--include-prefix", "other/,x/"]
     args += ["--exclude-prefix", "incoming/generated/,other/"]
     assert summary(invoke(args))["filtered"] == 4
 
 
-def test_variables_give_comma_lists_and_keep_spaces_inside_names(tmp_path: Path) -> None:
+@pytest.mark.kafka
+def test_variables_give_comma_lists_and_keep_spaces_inside_names(
+    tmp_path: Path, broker: list[str]
+) -> None:
     path = tmp_path / "spaces.jsonl"
     path.write_bytes(to_bytes(s3_notification(s3_record(key="June+report%2Fa"))))
     env = {"SEQGATE_EXCLUDE_PREFIXES": "June report/,other/", "SEQGATE_BUCKETS": "example-input"}
-    result = invoke(["bridge", "file", str(path), *UNREACHABLE], env=env)
+    result = invoke(["bridge", "file", str(path), *broker], env=env)
     assert summary(result)["filtered"] == 1
 
 
-def test_a_config_file_may_list_prefixes(tmp_path: Path, notifications: Path) -> None:
+@pytest.mark.kafka
+def test_a_config_file_may_list_prefixes(
+    tmp_path: Path, notifications: Path, broker: list[str]
+) -> None:
     config = tmp_path / "seqgate.yaml"
     config.write_text("exclude-prefix:\n  - incoming/\n  - other/\nbucket: [in, out]\n")
-    result = invoke(["--config", str(config), "bridge", "file", str(notifications), *UNREACHABLE])
+    result = invoke(["--config", str(config), "bridge", "file", str(notifications), *broker])
     assert summary(result)["filtered"] == 4
 
 

@@ -35,6 +35,7 @@ from confluent_kafka.admin import AdminClient, OffsetSpec  # type: ignore[attr-d
 from connectors.identity import object_identity
 from schemas.codec import OBJECT_EVENT
 from schemas.records import ObjectEvent, Watermark
+from streams.kafka_settings import KafkaSettings
 from streams.processor import WorkerConfig
 from streams.replay import InputRecord, replay_partition
 from streams.state_store import StateDirectory
@@ -548,7 +549,7 @@ class GroupProbe:
 
 def verify_target(bootstrap: str, config: WorkerConfig, timeout_s: float = 120.0) -> VerifyTarget:
     return VerifyTarget(
-        bootstrap_servers=bootstrap,
+        kafka=KafkaSettings(bootstrap),
         application_id=config.application_id,
         input_topic=config.input_topic,
         outbox_topic=config.outbox_topic,

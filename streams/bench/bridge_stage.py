@@ -18,6 +18,7 @@ from confluent_kafka import KafkaError, Message, Producer
 from connectors.kafka_publisher import EventPublisher, Topics
 from connectors.normalize import normalize
 from streams.kafka_clients import client_config
+from streams.kafka_settings import KafkaSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +34,7 @@ class ProduceResult:
 def bridge_publish(
     bootstrap_servers: str, topics: Topics, notifications: Sequence[bytes]
 ) -> ProduceResult:
-    publisher = EventPublisher(bootstrap_servers, topics)
+    publisher = EventPublisher(KafkaSettings(bootstrap_servers), topics)
     try:
         started = time.perf_counter()
         for index, raw in enumerate(notifications):

@@ -27,6 +27,7 @@ from pathlib import Path
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from streams.kafka_clients import client_config
+from streams.kafka_settings import KafkaSettings
 from streams.restore import next_batch, restore_consumer_config, restore_partition
 from streams.state_store import StateDirectory
 
@@ -44,7 +45,7 @@ class ReadResult:
 
 _FETCH_SETTINGS = ("fetch.wait.max.ms", "fetch.queue.backoff.ms")
 FAST_EOF_CONFIG: dict[str, object] = {"fetch.wait.max.ms": 10, "fetch.queue.backoff.ms": 10}
-_WORKER = restore_consumer_config("unused:9092", "unused")
+_WORKER = restore_consumer_config(KafkaSettings("unused:9092"), "unused")
 WORKER_RESTORE_CONFIG: dict[str, object] = {name: _WORKER.get(name) for name in _FETCH_SETTINGS}
 
 

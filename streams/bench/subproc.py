@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from streams.bench.limit import PassThroughConfig, StageClock, run_pass_through
+from streams.kafka_settings import KafkaSettings
 from streams.processor import Worker, WorkerConfig
 
 
@@ -73,7 +74,7 @@ class TimedWorker(Worker):
 
 def worker_config(spec: dict[str, Any]) -> WorkerConfig:
     return WorkerConfig(
-        bootstrap_servers=spec["bootstrap_servers"],
+        kafka=KafkaSettings(spec["bootstrap_servers"]),
         state_dir=Path(spec["state_dir"]),
         application_id=spec["application_id"],
         instance_id="bench-0",

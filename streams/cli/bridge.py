@@ -21,13 +21,15 @@ from streams.cli.app import cli
 from streams.cli.offline import _read
 from streams.cli.options import (
     F,
-    bootstrap_option,
     filter_options,
+    kafka_options,
+    reach,
     s3_parse_option,
     session_timeout_option,
     setting,
 )
 from streams.errors import CliError
+from streams.kafka_settings import KafkaSettings
 
 if TYPE_CHECKING:
     from streams.metrics import BridgeMetrics
@@ -75,7 +77,7 @@ def _output_topics(func: F) -> F:
 
 @bridge.command("file")
 @click.argument("paths", nargs=-1, required=True)
-@bootstrap_option
+@kafka_options
 @_output_topics
 @setting(
     "--delivery-timeout-ms",
@@ -89,7 +91,7 @@ def _output_topics(func: F) -> F:
 @s3_parse_option
 def bridge_file(
     paths: tuple[str, ...],
-    bootstrap_servers: str,
+    kafka: KafkaSettings,
     events_topic: str,
     rejected_topic: str,
     delivery_timeout_ms: int,
@@ -111,8 +113,9 @@ def bridge_file(
       seqgate bridge file notifications.jsonl --bootstrap-servers 127.0.0.1:9092
       seqgate bridge file notifications.jsonl --include-prefix incoming/
     """
+    reach(kafka)
     publisher = EventPublisher(
-        bootstrap_servers,
+        kafka,
         Topics(events_topic, rejected_topic),
         delivery_timeout_ms=delivery_timeout_ms,
     )
@@ -194,7 +197,7 @@ def _stop_on_signals() -> threading.Event:
     help="AWS region; default: the one in the queue URL, else AWS_REGION /"
     " AWS_DEFAULT_REGION / the AWS config file.",
 )
-@bootstrap_option
+@kafka_options
 @_bridge_topic_options
 @setting(
     "--wait-time-seconds",
@@ -249,7 +252,7 @@ def bridge_sqs(
     queue_url: str,
     endpoint_url: str | None,
     region: str | None,
-    bootstrap_servers: str,
+    kafka: KafkaSettings,
     events_topic: str,
     rejected_topic: str,
     delivery_timeout_ms: int,
@@ -316,8 +319,9 @@ def bridge_sqs(
             max_messages=max_messages,
             idle_exit_seconds=idle_exit_seconds,
         )
+        reach(kafka)
         poller_publisher = EventPublisher(
-            bootstrap_servers,
+            kafka,
             Topics(events_topic, rejected_topic),
             delivery_timeout_ms=delivery_timeout_ms,
         )
@@ -358,7 +362,7 @@ def bridge_sqs(
     required=True,
     help="Topic of raw notifications (MinIO's Kafka target, EventBridge pipes, ...).",
 )
-@bootstrap_option
+@kafka_options
 @_output_topics
 @setting(
     "--group-id",
@@ -403,7 +407,7 @@ def bridge_sqs(
 @_bridge_metrics_options
 def bridge_kafka(
     source_topic: str,
-    bootstrap_servers: str,
+    kafka: KafkaSettings,
     events_topic: str,
     rejected_topic: str,
     group_id: str | None,
@@ -440,9 +444,10 @@ def bridge_kafka(
         faults = injector_from_env(os.environ.get("SEQGATE_FAULT"))
     except ValueError as error:
         raise CliError(str(error)) from error
+    reach(kafka)
     group = group_id or f"seqgate-bridge-{source_topic}"
     config = KafkaSourceConfig(
-        bootstrap_servers=bootstrap_servers,
+        kafka=kafka,
         source_topic=source_topic,
         group_id=group,
         transactional_id=transactional_id or f"{group}-{socket.gethostname()}",

@@ -39,12 +39,14 @@ from streams.cli.bridge import (
 from streams.cli.options import (
     _CommaList,
     _items,
-    bootstrap_option,
     filter_options,
+    kafka_options,
+    reach,
     s3_parse_option,
     setting,
 )
 from streams.errors import CliError
+from streams.kafka_settings import KafkaSettings
 
 if TYPE_CHECKING:
     from connectors.gcs_auth import GcsPushVerifier
@@ -287,7 +289,7 @@ def _gcs_verifier(
     help="Port to listen on; 0 picks a free one. The address is printed on stderr as"
     " `listening on http://HOST:PORT`.",
 )
-@bootstrap_option
+@kafka_options
 @_bridge_topic_options
 @setting(
     "--max-body-bytes",
@@ -383,7 +385,7 @@ def _gcs_verifier(
 def bridge_http(
     host: str,
     port: int,
-    bootstrap_servers: str,
+    kafka: KafkaSettings,
     events_topic: str,
     rejected_topic: str,
     delivery_timeout_ms: int,
@@ -496,8 +498,9 @@ def bridge_http(
             " it unauthenticated anyway"
         )
     settings = dataclasses.replace(settings, max_connections=_fit_open_files(max_connections))
+    reach(kafka)
     publisher = EventPublisher(
-        bootstrap_servers,
+        kafka,
         Topics(events_topic, rejected_topic),
         delivery_timeout_ms=delivery_timeout_ms,
     )

@@ -10,13 +10,14 @@ import threading
 import click
 
 from streams.cli.app import cli
-from streams.cli.options import bootstrap_option, build_policy, session_timeout_option, setting
+from streams.cli.options import build_policy, kafka_options, reach, session_timeout_option, setting
 from streams.errors import CliError
+from streams.kafka_settings import KafkaSettings
 from streams.policy import DEFAULT_ADMITTED_KINDS, DEFAULT_ORDERED_SOURCES
 
 
 @cli.command()
-@bootstrap_option
+@kafka_options
 @setting(
     "--destination",
     "SEQGATE_DESTINATION",
@@ -102,7 +103,7 @@ from streams.policy import DEFAULT_ADMITTED_KINDS, DEFAULT_ORDERED_SOURCES
     " arrived for this long (one-shot drains). Default: run until SIGTERM.",
 )
 def dispatch(
-    bootstrap_servers: str,
+    kafka: KafkaSettings,
     destination: str,
     table: str,
     outbox_topic: str,
@@ -151,8 +152,9 @@ def dispatch(
         raise CliError(f"--destination: {error}") from error
     except TransientError as error:
         raise CliError(f"--destination: cannot open it: {error}") from error
+    reach(kafka)
     config = DispatchConfig(
-        bootstrap_servers=bootstrap_servers,
+        kafka=kafka,
         outbox_topic=outbox_topic,
         group_id=group_id,
         dead_letter_topic=dead_letter_topic or f"{outbox_topic}.dlq",

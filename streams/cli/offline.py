@@ -16,13 +16,15 @@ from schemas.records import ObjectEvent
 from streams.cli.app import cli
 from streams.cli.options import (
     application_option,
-    bootstrap_option,
+    kafka_options,
+    reach,
     s3_parse_option,
     setting,
     topic_options,
 )
 from streams.errors import CliError
 from streams.kafka_clients import client_config
+from streams.kafka_settings import KafkaSettings
 from streams.ordering import PositionOrder, order_named
 
 # ---- topics ------------------------------------------------------------------------------------
@@ -39,7 +41,7 @@ def topics() -> None:
 
 
 @topics.command("create")
-@bootstrap_option
+@kafka_options
 @topic_options
 @application_option
 @setting(
@@ -74,7 +76,7 @@ def topics() -> None:
     help="Also create this audit log topic (`seqgate worker --audit-topic`).",
 )
 def topics_create(
-    bootstrap_servers: str,
+    kafka: KafkaSettings,
     input_topic: str,
     outbox_topic: str,
     rejected_topic: str,
@@ -109,7 +111,8 @@ def topics_create(
     ) + [TopicSpec(name, partitions) for name in source_topics]
     if audit_topic or audit:
         specs.append(TopicSpec(audit_topic or DEFAULT_AUDIT_TOPIC, partitions))
-    admin = AdminClient(client_config(bootstrap_servers))
+    reach(kafka)
+    admin = AdminClient(client_config(kafka))
     try:
         result = create_topics(admin, specs, replication_factor)
     except ValueError as error:

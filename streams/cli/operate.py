@@ -8,8 +8,9 @@ import sys
 import click
 
 from streams.cli.app import cli
-from streams.cli.options import application_option, bootstrap_option, policy_options, setting
+from streams.cli.options import application_option, kafka_options, policy_options, reach, setting
 from streams.errors import CliError
+from streams.kafka_settings import KafkaSettings
 from streams.policy import Policy
 
 
@@ -26,7 +27,7 @@ def _input_topic_option(func: click.decorators.FC) -> click.decorators.FC:
 
 
 @cli.command()
-@bootstrap_option
+@kafka_options
 @_input_topic_option
 @application_option
 @policy_options
@@ -60,7 +61,7 @@ def _input_topic_option(func: click.decorators.FC) -> click.decorators.FC:
 @click.option("--dry-run", is_flag=True, help="Print the plan and change nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan and the result as JSON.")
 def reset(
-    bootstrap_servers: str,
+    kafka: KafkaSettings,
     input_topic: str,
     application_id: str,
     policy: Policy,
@@ -103,13 +104,17 @@ def reset(
 
     try:
         request = ResetRequest(
-            bootstrap_servers=bootstrap_servers,
+            kafka=kafka,
             application_id=application_id,
             input_topic=input_topic,
             target=target_from_options(to_earliest, to_datetime, to_offsets),
             state=state_mode(state),
             policy=policy,
         )
+    except ResetError as error:
+        raise CliError(str(error)) from error
+    reach(kafka)  # after the options: a typo is reported without waiting for Kafka
+    try:
         plan = prepare(request)
     except ResetError as error:
         raise CliError(str(error)) from error
@@ -168,13 +173,13 @@ def reset(
 
 
 @cli.command()
-@bootstrap_option
+@kafka_options
 @_input_topic_option
 @application_option
 @click.option("--json", "as_json", is_flag=True, help="Print the watermark as JSON.")
 @click.argument("identity")
 def watermark(
-    bootstrap_servers: str, input_topic: str, application_id: str, as_json: bool, identity: str
+    kafka: KafkaSettings, input_topic: str, application_id: str, as_json: bool, identity: str
 ) -> None:
     """Show the committed watermark of one object.
 
@@ -195,10 +200,9 @@ def watermark(
     from streams.topics import changelog_topic
 
     changelog = changelog_topic(application_id)
+    reach(kafka)
     try:
-        partition, view = find_watermark(
-            bootstrap_servers, application_id, input_topic, changelog, identity
-        )
+        partition, view = find_watermark(kafka, application_id, input_topic, changelog, identity)
     except InspectError as error:
         raise CliError(str(error)) from error
     if view is None:
@@ -220,11 +224,11 @@ def watermark(
 
 
 @cli.command()
-@bootstrap_option
+@kafka_options
 @_input_topic_option
 @application_option
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
-def status(bootstrap_servers: str, input_topic: str, application_id: str, as_json: bool) -> None:
+def status(kafka: KafkaSettings, input_topic: str, application_id: str, as_json: bool) -> None:
     """Show the worker group: its state, members and, per input partition, progress.
 
     Per partition: `committed` is the group's committed offset (offsets still pending in
@@ -242,10 +246,9 @@ def status(bootstrap_servers: str, input_topic: str, application_id: str, as_jso
     from streams.inspect import InspectError, format_time, group_status
     from streams.topics import changelog_topic
 
+    reach(kafka)
     try:
-        report = group_status(
-            bootstrap_servers, application_id, input_topic, changelog_topic(application_id)
-        )
+        report = group_status(kafka, application_id, input_topic, changelog_topic(application_id))
     except InspectError as error:
         raise CliError(str(error)) from error
     if as_json:

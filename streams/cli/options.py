@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -10,7 +11,15 @@ import click
 
 from connectors.filters import EventFilter, FilterError
 from connectors.s3_native import S3ParseOptions
-from streams.errors import CliError
+from streams.errors import CliError, KafkaUnreachable
+from streams.kafka_reach import KafkaUnreachableError, ensure_reachable
+from streams.kafka_settings import (
+    DEFAULT_TIMEOUT_S,
+    KafkaSettings,
+    KafkaSettingsError,
+    build_settings,
+)
+from streams.logs import redact
 from streams.policy import (
     DEFAULT_ADMITTED_KINDS,
     DEFAULT_DEDUPE_WINDOW_MS,
@@ -30,15 +39,108 @@ def setting(flag: str, envvar: str, **kwargs: Any) -> Callable[[F], F]:
 # ---- shared options ------------------------------------------------------------------------------
 
 
-def bootstrap_option(func: F) -> F:
-    return click.option(
-        "--bootstrap-servers",
-        envvar=["SEQGATE_BOOTSTRAP_SERVERS", "KAFKA_BOOTSTRAP_SERVERS"],
-        show_envvar=True,
-        required=True,
-        help="Kafka bootstrap address, host:port[,host:port]."
-        " Falls back to KAFKA_BOOTSTRAP_SERVERS.",
-    )(func)
+def kafka_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Where Kafka is and how to talk to it; the command receives one `kafka: KafkaSettings`
+    (see `streams.kafka_settings` for the precedence of -X, SEQGATE_KAFKA_* and the file)."""
+    return _kafka_options(func, required=True)
+
+
+def optional_kafka_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """As `kafka_options`, but `kafka` is None when no --bootstrap-servers is given."""
+    return _kafka_options(func, required=False)
+
+
+def _kafka_options(func: Callable[..., Any], *, required: bool) -> Callable[..., Any]:
+    @functools.wraps(func)
+    def with_kafka(
+        *args: Any,
+        bootstrap_servers: str | None,
+        kafka_properties: tuple[str, ...],
+        kafka_config: str | None,
+        kafka_timeout: float,
+        **kwargs: Any,
+    ) -> Any:
+        kwargs["kafka"] = (
+            build_kafka(bootstrap_servers, kafka_properties, kafka_config, kafka_timeout)
+            if bootstrap_servers
+            else None
+        )
+        return func(*args, **kwargs)
+
+    options = [
+        click.option(
+            "--bootstrap-servers",
+            envvar=["SEQGATE_BOOTSTRAP_SERVERS", "KAFKA_BOOTSTRAP_SERVERS"],
+            show_envvar=True,
+            required=required,
+            help="Kafka bootstrap address, host:port[,host:port]."
+            " Falls back to KAFKA_BOOTSTRAP_SERVERS."
+            + ("" if required else " Default: start a private development broker."),
+        ),
+        click.option(
+            "-X",
+            "--kafka-property",
+            "kafka_properties",
+            multiple=True,
+            metavar="NAME=VALUE",
+            help="A librdkafka client property for every Kafka client of the command"
+            " (repeatable; wins over SEQGATE_KAFKA_<NAME> variables, which win over"
+            " --kafka-config), e.g. -X security.protocol=SASL_SSL.",
+        ),
+        setting(
+            "--kafka-config",
+            "SEQGATE_KAFKA_CONFIG",
+            default=None,
+            type=click.Path(dir_okay=False),
+            help="A .properties file of librdkafka client properties (as Kafka's tools take"
+            " with --command-config): key=value lines, # comments.",
+        ),
+        setting(
+            "--kafka-timeout",
+            "SEQGATE_KAFKA_TIMEOUT",
+            default=DEFAULT_TIMEOUT_S,
+            type=click.FloatRange(0.1, 3600),
+            help="Seconds to wait for a broker to answer before ending with exit code 3"
+            " (Kafka unreachable).",
+        ),
+    ]
+    wrapped: Callable[..., Any] = with_kafka
+    for option in reversed(options):
+        wrapped = option(wrapped)
+    return wrapped
+
+
+def build_kafka(
+    bootstrap_servers: str,
+    flags: tuple[str, ...] | list[str],
+    config_file: str | None,
+    timeout_s: float,
+) -> KafkaSettings:
+    try:
+        kafka = build_settings(
+            bootstrap_servers,
+            flags=_flag_list(flags),
+            environ=os.environ,
+            config_file=config_file,
+            timeout_s=timeout_s,
+        )
+    except KafkaSettingsError as error:
+        raise CliError(str(error)) from error
+    redact(kafka.secrets())
+    return kafka
+
+
+def _flag_list(flags: tuple[str, ...] | list[str] | str) -> list[str]:
+    """-X values; a --config YAML file may give one string or a list."""
+    return [flags] if isinstance(flags, str) else list(flags)
+
+
+def reach(kafka: KafkaSettings) -> None:
+    """End the command with exit code 3 and one line unless a broker answers."""
+    try:
+        ensure_reachable(kafka)
+    except KafkaUnreachableError as error:
+        raise KafkaUnreachable(str(error)) from error
 
 
 def topic_options(func: F) -> F:

@@ -16,13 +16,16 @@ from streams.cli.app import cli
 from streams.cli.options import (
     F,
     application_option,
-    bootstrap_option,
+    kafka_options,
+    optional_kafka_options,
     policy_options,
+    reach,
     session_timeout_option,
     setting,
     topic_options,
 )
 from streams.errors import CliError
+from streams.kafka_settings import KafkaSettings
 from streams.policy import Policy
 
 # ---- worker ------------------------------------------------------------------------------------
@@ -129,14 +132,14 @@ def worker_options(func: F) -> F:
 
 
 @cli.command()
-@bootstrap_option
+@kafka_options
 @topic_options
 @application_option
 @policy_options
 @worker_options
 @metrics_options
 def worker(
-    bootstrap_servers: str,
+    kafka: KafkaSettings,
     input_topic: str,
     outbox_topic: str,
     rejected_topic: str,
@@ -175,7 +178,7 @@ def worker(
     except ValueError as error:
         raise CliError(str(error)) from error
     config = WorkerConfig(
-        bootstrap_servers=bootstrap_servers,
+        kafka=kafka,
         state_dir=Path(state_dir) / application_id / instance,
         application_id=application_id,
         instance_id=instance,
@@ -195,7 +198,7 @@ def worker(
     )
     if print_config:
         resolved = {
-            "bootstrap_servers": config.bootstrap_servers,
+            "kafka": config.kafka.describe(),
             "application_id": config.application_id,
             "instance_id": config.instance_id,
             "transactional_id": config.transactional_id,
@@ -227,6 +230,7 @@ def worker(
 
     signal.signal(signal.SIGTERM, request_stop)
     signal.signal(signal.SIGINT, request_stop)
+    reach(kafka)
     try:
         processor = Worker(config, faults=faults)
     except OSError as error:
@@ -267,13 +271,13 @@ _REPORT_COLUMNS = (
 
 
 @cli.command()
-@bootstrap_option
+@kafka_options
 @topic_options
 @application_option
 @policy_options
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def verify(
-    bootstrap_servers: str,
+    kafka: KafkaSettings,
     input_topic: str,
     outbox_topic: str,
     rejected_topic: str,
@@ -297,8 +301,9 @@ def verify(
     from streams.verify import PartitionReport, VerifyError, VerifyTarget
     from streams.verify import verify as run_verify
 
+    reach(kafka)
     target = VerifyTarget(
-        bootstrap_servers=bootstrap_servers,
+        kafka=kafka,
         application_id=application_id,
         input_topic=input_topic,
         outbox_topic=outbox_topic,
@@ -338,14 +343,8 @@ def verify(
 
 
 @cli.command()
-@click.option(
-    "--bootstrap-servers",
-    envvar=["SEQGATE_BOOTSTRAP_SERVERS", "KAFKA_BOOTSTRAP_SERVERS"],
-    show_envvar=True,
-    default=None,
-    help="Use this broker instead of starting a local one for the demo.",
-)
-def demo(bootstrap_servers: str | None) -> None:
+@optional_kafka_options
+def demo(kafka: KafkaSettings | None) -> None:
     """Run the guide's demonstration end to end on a real broker.
 
     Starts a local development broker (unless one is given), creates the
@@ -359,7 +358,9 @@ def demo(bootstrap_servers: str | None) -> None:
     from streams.demo import run_demo
     from streams.processor import WorkerFatalError
 
+    if kafka is not None:
+        reach(kafka)
     try:
-        run_demo(bootstrap_servers, echo=click.echo)
+        run_demo(kafka, echo=click.echo)
     except (WorkerFatalError, RuntimeError) as error:
         raise CliError(f"the demo failed: {error}") from error

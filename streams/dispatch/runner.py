@@ -40,6 +40,7 @@ from schemas.records import RejectedRecord
 from streams.dispatch.destinations import Destination, Item, Outcome, Result, TransientError
 from streams.dispatch.keys import InvalidVersion, version_key
 from streams.kafka_clients import PartitionEnds, client_config
+from streams.kafka_settings import KafkaSettings
 from streams.policy import Policy
 from streams.topics import TopicSpec, create_topics
 
@@ -89,7 +90,7 @@ def fault_from_env(value: str | None) -> FaultHook:
 
 @dataclass(frozen=True)
 class DispatchConfig:
-    bootstrap_servers: str
+    kafka: KafkaSettings
     outbox_topic: str
     group_id: str
     dead_letter_topic: str
@@ -176,12 +177,12 @@ class Dispatcher:
 
     def _prepare_topics(self) -> None:
         config = self.config
-        admin = AdminClient(client_config(config.bootstrap_servers))
+        admin = AdminClient(client_config(config.kafka))
         try:
             topics = admin.list_topics(timeout=config.kafka_timeout_s).topics
         except KafkaException as error:
             raise DispatchError(
-                f"cannot reach Kafka at {config.bootstrap_servers}: {error.args[0].str()}"
+                f"cannot reach Kafka at {config.kafka.bootstrap_servers}: {error.args[0].str()}"
             ) from error
         outbox = topics.get(config.outbox_topic)
         if outbox is None or outbox.error is not None:
@@ -198,7 +199,7 @@ class Dispatcher:
         config = self.config
         consumer = Consumer(
             client_config(
-                config.bootstrap_servers,
+                config.kafka,
                 **{
                     "group.id": config.group_id,
                     "isolation.level": "read_committed",
@@ -213,7 +214,7 @@ class Dispatcher:
         )
         producer = Producer(
             client_config(
-                config.bootstrap_servers,
+                config.kafka,
                 **{"enable.idempotence": True, "acks": "all", "partitioner": "murmur2_random"},
             )
         )
