@@ -5,6 +5,8 @@ librdkafka reported it and the fix, within `--kafka-timeout`, instead of a long 
 
 from __future__ import annotations
 
+import socket
+import ssl
 import threading
 import time
 from dataclasses import dataclass
@@ -28,6 +30,9 @@ CONNECTION_CODES = frozenset(
         KafkaError.SASL_AUTHENTICATION_FAILED,
     }
 )
+
+
+_TLS_QUESTION_AFTER_S = 1.0
 
 
 class KafkaUnreachableError(Exception):
@@ -63,7 +68,11 @@ def classify(code: int, text: str) -> Cause | None:
             " (and check that the host name matches the certificate)",
             definitive=True,
         )
-    if "incorrect security.protocol" in lowered or "wrong version number" in lowered:
+    if (
+        "incorrect security.protocol" in lowered
+        or "wrong version number" in lowered
+        or "plaintext broker listener" in lowered
+    ):
         return Cause(
             "protocol mismatch (a plaintext client on a TLS listener, or the reverse)",
             "set security.protocol to the listener's (SSL or SASL_SSL for a TLS port)",
@@ -162,7 +171,9 @@ def ensure_reachable(kafka: KafkaSettings) -> None:
             },
         )
     )
-    deadline = time.monotonic() + kafka.timeout_s
+    started = time.monotonic()
+    deadline = started + kafka.timeout_s
+    tls_asked = False
     while True:
         remaining = deadline - time.monotonic()
         try:
@@ -175,7 +186,48 @@ def ensure_reachable(kafka: KafkaSettings) -> None:
         worst = errors.worst()
         if worst is not None and worst[1].definitive:
             raise KafkaUnreachableError(unreachable_line(kafka, *worst))
+        if worst is None and not tls_asked and time.monotonic() - started >= _TLS_QUESTION_AFTER_S:
+            # A TLS listener reached in plaintext never answers (the broker waits for a
+            # ClientHello) and librdkafka reports nothing: ask the port itself.
+            tls_asked = True
+            address = _tls_listener(kafka, min(2.0, max(0.1, deadline - time.monotonic())))
+            if address is not None:
+                raise KafkaUnreachableError(unreachable_line(kafka, *_plaintext_on_tls(address)))
         if remaining <= 0:
             if worst is None:
                 raise KafkaUnreachableError(unreachable_line(kafka, "", None))
             raise KafkaUnreachableError(unreachable_line(kafka, *worst))
+
+
+def _plaintext_on_tls(address: str) -> tuple[str, Cause]:
+    return (
+        f"{address} completed a TLS handshake",
+        Cause(
+            "protocol mismatch (a plaintext client on a TLS listener)",
+            "set security.protocol to SSL or SASL_SSL (and the ssl.* and sasl.* properties)",
+            definitive=True,
+        ),
+    )
+
+
+def _tls_listener(kafka: KafkaSettings, timeout_s: float) -> str | None:
+    """The first bootstrap address that speaks TLS, when the client is set for plaintext."""
+    protocol = kafka.properties.get("security.protocol", "plaintext").lower()
+    if protocol not in ("plaintext", "sasl_plaintext"):
+        return None
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE  # only asking whether the port speaks TLS
+    for address in kafka.bootstrap_servers.split(","):
+        host, _, port = address.strip().rpartition(":")
+        if not host or not port.isdigit():
+            continue
+        try:
+            with (
+                socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s) as raw,
+                context.wrap_socket(raw, server_hostname=host.strip("[]")),
+            ):
+                return address.strip()
+        except (OSError, ssl.SSLError):
+            continue
+    return None

@@ -324,14 +324,13 @@ def check_with_librdkafka(settings: KafkaSettings) -> None:
         # "Failed to create ..." judges the combination (security.protocol=SASL_SSL alone
         # asks for GSSAPI): left to the check of all properties together.
         if problem and not problem.startswith("Failed to create"):
-            raise KafkaSettingsError(
-                f"{_shown(settings, name)}: {settings.mask(_JAVA_ONLY_HINTS.get(name, problem))}"
-            )
+            hint = _JAVA_ONLY_HINTS.get(name, problem)
+            raise KafkaSettingsError(settings.mask(f"{_shown(settings, name)}: {hint}"))
     problem = _librdkafka_problem(dict(settings.properties))
     if problem:
         culprit = _culprit(problem, settings)
         where = f"{_shown(settings, culprit)}: " if culprit else ""
-        raise KafkaSettingsError(f"Kafka client properties: {where}{settings.mask(problem)}")
+        raise KafkaSettingsError(settings.mask(f"Kafka client properties: {where}{problem}"))
 
 
 def _shown(settings: KafkaSettings, name: str) -> str:

@@ -12,6 +12,9 @@
 The choice and the bootstrap address are printed on the terminal. If no broker can be had the
 fixture fails (every test that needs it errors); with ``SEQGATE_ALLOW_NO_KAFKA=1`` those tests
 are skipped instead.
+
+``secured_kafka`` is a second, SASL_SSL-only broker (SCRAM-SHA-512 over TLS) always started by
+the launcher, for tests of secured clients (:class:`tests.secure_helpers.SecuredKafka`).
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ from streams.devbroker.launcher import (
     broker_answers,
     running_broker,
 )
+from streams.devbroker.security import read_client_properties
+from tests.secure_helpers import SecuredKafka
 
 _DEFAULT_TC_IMAGE = "confluentinc/cp-kafka:7.6.0"
 
@@ -174,3 +179,49 @@ def unique_name(request: pytest.FixtureRequest) -> str:
     """A unique, Kafka-legal prefix for topic / group / transactional ids in this test."""
     test = re.sub(r"[^A-Za-z0-9._-]+", "-", request.node.name).strip("-")[:60]
     return f"t-{test}-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture(scope="session")
+def secured_kafka(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[SecuredKafka]:
+    """A throwaway launcher broker whose client listener is SASL_SSL only (SCRAM-SHA-512).
+
+    Always the project's own launcher (``security="sasl_ssl"``), whatever ``kafka_source``
+    uses. If it cannot start the fixture fails, or skips with ``SEQGATE_ALLOW_NO_KAFKA=1``.
+    """
+    config = request.config
+    _announce(config, f"starting a SASL_SSL Kafka {KAFKA_VERSION} broker with the launcher")
+    stack = contextlib.ExitStack()
+    handle: BrokerHandle | None = None
+    failure = ""
+    try:
+        handle = stack.enter_context(
+            running_broker(
+                tmp_path_factory.mktemp("kafka-secured"),
+                security="sasl_ssl",
+                progress=lambda line: _announce(config, f"launcher (sasl_ssl): {line}"),
+            )
+        )
+    except (BrokerError, OSError) as exc:
+        failure = str(exc)
+    if handle is None or handle.client_properties is None or handle.ca_file is None:
+        stack.close()
+        reason = f"the local launcher failed to start a SASL_SSL broker: {failure}"
+        if os.environ.get("SEQGATE_ALLOW_NO_KAFKA") == "1":
+            pytest.skip(f"no secured Kafka broker (SEQGATE_ALLOW_NO_KAFKA=1): {reason}")
+        pytest.fail(f"{reason} (SEQGATE_ALLOW_NO_KAFKA=1 skips these tests)", pytrace=False)
+    with stack:
+        settings = read_client_properties(handle.client_properties)
+        _announce(
+            config,
+            f"using the SASL_SSL broker at {handle.bootstrap_servers} (pid {handle.pid}, "
+            f"properties {handle.client_properties})",
+        )
+        yield SecuredKafka(
+            bootstrap_servers=handle.bootstrap_servers,
+            properties_file=handle.client_properties,
+            ca_file=handle.ca_file,
+            username=settings["sasl.username"],
+            password=settings["sasl.password"],
+        )

@@ -78,7 +78,7 @@ def seqgate(*args: str) -> subprocess.CompletedProcess[str]:
 def group_args(config: WorkerConfig) -> list[str]:
     return [
         "--bootstrap-servers",
-        config.bootstrap_servers,
+        config.kafka.bootstrap_servers,
         "--application-id",
         config.application_id,
         "--input-topic",

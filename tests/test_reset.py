@@ -188,7 +188,7 @@ def reset_command(config: WorkerConfig, *args: str) -> subprocess.CompletedProce
     return seqgate(
         "reset",
         "--bootstrap-servers",
-        config.bootstrap_servers,
+        config.kafka.bootstrap_servers,
         "--application-id",
         config.application_id,
         "--input-topic",
@@ -223,7 +223,7 @@ def pipeline(kafka_bootstrap: str, unique_name: str, tmp_path: Path) -> Iterator
 
 def launcher_for(config: WorkerConfig, tmp_path: Path) -> WorkerLauncher:
     return WorkerLauncher(
-        config.bootstrap_servers,
+        config.kafka.bootstrap_servers,
         config,
         tmp_path / "state",
         tmp_path / "logs",
@@ -234,10 +234,10 @@ def launcher_for(config: WorkerConfig, tmp_path: Path) -> WorkerLauncher:
 def run_worker_to_the_end(config: WorkerConfig, tmp_path: Path) -> None:
     """One `seqgate worker` process until it has committed the whole input, then SIGTERM;
     then wait until the group has no member left (static membership: the session)."""
-    probe = GroupProbe(config.bootstrap_servers, config)
+    probe = GroupProbe(config.kafka.bootstrap_servers, config)
     try:
         with launched(
-            config.bootstrap_servers,
+            config.kafka.bootstrap_servers,
             config,
             tmp_path / "state",
             tmp_path / "logs",
@@ -252,7 +252,7 @@ def run_worker_to_the_end(config: WorkerConfig, tmp_path: Path) -> None:
 
 
 def wait_group_empty(config: WorkerConfig) -> None:
-    admin = AdminClient({"bootstrap.servers": config.bootstrap_servers})
+    admin = AdminClient({"bootstrap.servers": config.kafka.bootstrap_servers})
     wait_for(
         lambda: not describe_group(admin, config.application_id, config.input_topic).active,
         60,
@@ -261,20 +261,20 @@ def wait_group_empty(config: WorkerConfig) -> None:
 
 
 def fresh_outbox(config: WorkerConfig, name: str) -> WorkerConfig:
-    admin = AdminClient({"bootstrap.servers": config.bootstrap_servers})
+    admin = AdminClient({"bootstrap.servers": config.kafka.bootstrap_servers})
     create_topics(admin, [TopicSpec(name, PARTITIONS)])
     return dataclasses.replace(config, outbox_topic=name)
 
 
 def outbox_by_partition(config: WorkerConfig) -> dict[int, list[tuple[bytes | None, bytes | None]]]:
     records: dict[int, list[tuple[bytes | None, bytes | None]]] = {}
-    for record in read_all(config.bootstrap_servers, config.outbox_topic):
+    for record in read_all(config.kafka.bootstrap_servers, config.outbox_topic):
         records.setdefault(record.partition, []).append((record.key, record.value))
     return records
 
 
 def changelog_end(config: WorkerConfig) -> dict[int, int]:
-    probe = GroupProbe(config.bootstrap_servers, config)
+    probe = GroupProbe(config.kafka.bootstrap_servers, config)
     try:
         ends = probe.high_watermarks(config.changelog_topic)
         assert ends is not None
@@ -289,7 +289,9 @@ def test_reset_to_earliest_with_empty_state_reproduces_the_outbox_byte_for_byte(
 ) -> None:
     config = pipeline
     workload = build_workload(81, 4000, 400)
-    produce_records(input_producer(config.bootstrap_servers), config.input_topic, workload.records)
+    produce_records(
+        input_producer(config.kafka.bootstrap_servers), config.input_topic, workload.records
+    )
     run_worker_to_the_end(config, tmp_path)
     first = outbox_by_partition(config)
     assert sum(len(records) for records in first.values()) == workload.expected["accepted"]
@@ -297,13 +299,15 @@ def test_reset_to_earliest_with_empty_state_reproduces_the_outbox_byte_for_byte(
     done = reset_command(config, "--to-earliest", "--state", "empty")
     assert done.returncode == 0, done.stderr
     assert "reset done" in done.stdout, done.stdout
-    committed = GroupProbe(config.bootstrap_servers, config)
+    committed = GroupProbe(config.kafka.bootstrap_servers, config)
     try:
         assert committed.committed() == {p: 0 for p in range(PARTITIONS)}
     finally:
         committed.close()
     for partition in range(PARTITIONS):
-        assert changelog_state(config.bootstrap_servers, config.changelog_topic, partition) == {}
+        assert (
+            changelog_state(config.kafka.bootstrap_servers, config.changelog_topic, partition) == {}
+        )
 
     # Same instance, same state directory: its RocksDB stores still hold the first run's
     # watermarks and must catch up from the changelog's tombstones.
@@ -319,11 +323,13 @@ def test_reset_to_earliest_with_empty_state_reproduces_the_outbox_byte_for_byte(
 def test_reset_refuses_while_a_worker_is_running(pipeline: WorkerConfig, tmp_path: Path) -> None:
     config = pipeline
     workload = build_workload(82, 600, 60)
-    produce_records(input_producer(config.bootstrap_servers), config.input_topic, workload.records)
-    probe = GroupProbe(config.bootstrap_servers, config)
+    produce_records(
+        input_producer(config.kafka.bootstrap_servers), config.input_topic, workload.records
+    )
+    probe = GroupProbe(config.kafka.bootstrap_servers, config)
     try:
         with launched(
-            config.bootstrap_servers,
+            config.kafka.bootstrap_servers,
             config,
             tmp_path / "state",
             tmp_path / "logs",
@@ -352,7 +358,7 @@ T0 = (int(time.time()) - 3600) * 1000
 @pytest.mark.kafka
 def test_dry_run_prints_the_plan_and_changes_nothing(pipeline: WorkerConfig) -> None:
     config = pipeline
-    producer = Producer({"bootstrap.servers": config.bootstrap_servers})
+    producer = Producer({"bootstrap.servers": config.kafka.bootstrap_servers})
     failures: list[str] = []
 
     def on_delivery(error: KafkaError | None, _message: object) -> None:
@@ -372,14 +378,14 @@ def test_dry_run_prints_the_plan_and_changes_nothing(pipeline: WorkerConfig) -> 
     assert failures == []
     # Offsets committed by a consumer that is not a member: 8, 9, 10.
     committer = Consumer(
-        {"bootstrap.servers": config.bootstrap_servers, "group.id": config.application_id}
+        {"bootstrap.servers": config.kafka.bootstrap_servers, "group.id": config.application_id}
     )
     committer.commit(
         offsets=[TopicPartition(config.input_topic, p, 8 + p) for p in range(PARTITIONS)],
         asynchronous=False,
     )
     committer.close()
-    probe = GroupProbe(config.bootstrap_servers, config)
+    probe = GroupProbe(config.kafka.bootstrap_servers, config)
     try:
         before = probe.committed()
         assert before == {0: 8, 1: 9, 2: 10}
@@ -440,9 +446,11 @@ def test_rebuild_to_explicit_offsets_resumes_as_if_processed_up_to_there(
 ) -> None:
     config = pipeline
     workload = build_workload(83, 3000, 200)
-    produce_records(input_producer(config.bootstrap_servers), config.input_topic, workload.records)
+    produce_records(
+        input_producer(config.kafka.bootstrap_servers), config.input_topic, workload.records
+    )
     run_worker_to_the_end(config, tmp_path)
-    inputs = read_all(config.bootstrap_servers, config.input_topic)
+    inputs = read_all(config.kafka.bootstrap_servers, config.input_topic)
     ends = {p: sum(1 for r in inputs if r.partition == p) for p in range(PARTITIONS)}
     offsets = {p: end // 2 for p, end in ends.items()}
 
@@ -454,16 +462,18 @@ def test_rebuild_to_explicit_offsets_resumes_as_if_processed_up_to_there(
         for record in inputs:
             if record.partition == partition and record.offset < offset:
                 replay.apply(record)
-        assert changelog_state(config.bootstrap_servers, config.changelog_topic, partition) == (
-            replay.state
-        )
+        assert changelog_state(
+            config.kafka.bootstrap_servers, config.changelog_topic, partition
+        ) == (replay.state)
 
     # A fresh outbox holding the first run's records before the new offsets; the worker
     # must add exactly the rest: the events after them that advance the rebuilt watermarks.
-    first = read_all(config.bootstrap_servers, config.outbox_topic)
+    first = read_all(config.kafka.bootstrap_servers, config.outbox_topic)
     head, tail = split_outbox(first, offsets)
     second_config = fresh_outbox(config, f"{config.outbox_topic}.second")
-    producer = Producer({"bootstrap.servers": config.bootstrap_servers, "enable.idempotence": True})
+    producer = Producer(
+        {"bootstrap.servers": config.kafka.bootstrap_servers, "enable.idempotence": True}
+    )
     for record in head:
         producer.produce(
             second_config.outbox_topic,
@@ -474,7 +484,7 @@ def test_rebuild_to_explicit_offsets_resumes_as_if_processed_up_to_there(
     assert producer.flush(30) == 0
     run_worker_to_the_end(second_config, tmp_path)
 
-    second = read_all(config.bootstrap_servers, second_config.outbox_topic)
+    second = read_all(config.kafka.bootstrap_servers, second_config.outbox_topic)
     _, new = split_outbox(second, offsets)
     assert tail, "the workload has accepted events after the new offsets"
     assert [(r.partition, r.key, r.value) for r in new] == [
@@ -483,7 +493,7 @@ def test_rebuild_to_explicit_offsets_resumes_as_if_processed_up_to_there(
     assert len(new) < sum(
         ends[p] - offsets[p] for p in offsets
     )  # the rebuilt state suppressed some
-    report = verify(verify_target(config.bootstrap_servers, second_config))
+    report = verify(verify_target(config.kafka.bootstrap_servers, second_config))
     assert report.ok(), report.as_dict()
     totals = report.totals()
     assert totals["inputs"] == len(workload) and totals["found"] == totals["expected"] == len(first)

@@ -296,7 +296,7 @@ def run_until_caught_up(
         if seen is not None:
             seen.append(running.worker)
         wait_for(
-            lambda: bool(running.errors) or caught_up(config.bootstrap_servers, config)(),
+            lambda: bool(running.errors) or caught_up(config.kafka.bootstrap_servers, config)(),
             120,
             what,
         )

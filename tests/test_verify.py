@@ -40,7 +40,7 @@ def s3_event(key: str, sequencer: str) -> ObjectEvent:
 
 def target_of(config: WorkerConfig) -> VerifyTarget:
     return VerifyTarget(
-        bootstrap_servers=config.bootstrap_servers,
+        bootstrap_servers=config.kafka.bootstrap_servers,
         application_id=config.application_id,
         input_topic=config.input_topic,
         outbox_topic=config.outbox_topic,
@@ -73,9 +73,9 @@ def test_verify_passes_on_a_real_run_and_counts_everything(processed: WorkerConf
 
 
 def test_verify_detects_a_duplicate_and_an_unexpected_record(processed: WorkerConfig) -> None:
-    outbox = read_all(processed.bootstrap_servers, processed.outbox_topic)
+    outbox = read_all(processed.kafka.bootstrap_servers, processed.outbox_topic)
     first = outbox[0]
-    producer = Producer({"bootstrap.servers": processed.bootstrap_servers})
+    producer = Producer({"bootstrap.servers": processed.kafka.bootstrap_servers})
     # The same record again (a duplicate), then one the rules never accepted.
     producer.produce(
         processed.outbox_topic, key=first.key, value=first.value, partition=first.partition
@@ -98,7 +98,7 @@ def test_verify_detects_a_duplicate_and_an_unexpected_record(processed: WorkerCo
 
 def test_verify_detects_missing_records_and_wrong_watermarks(processed: WorkerConfig) -> None:
     # Truncate the outbox's partition 0: its first records are gone.
-    admin = AdminClient({"bootstrap.servers": processed.bootstrap_servers})
+    admin = AdminClient({"bootstrap.servers": processed.kafka.bootstrap_servers})
     futures = admin.delete_records([TopicPartition(processed.outbox_topic, 0, 3)])
     for future in futures.values():
         future.result(30)
@@ -132,7 +132,7 @@ def test_verify_cli_prints_a_table_and_exits_0(processed: WorkerConfig) -> None:
             "streams.cli",
             "verify",
             "--bootstrap-servers",
-            config.bootstrap_servers,
+            config.kafka.bootstrap_servers,
             "--application-id",
             config.application_id,
             "--input-topic",

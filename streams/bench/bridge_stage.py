@@ -32,9 +32,9 @@ class ProduceResult:
 
 
 def bridge_publish(
-    bootstrap_servers: str, topics: Topics, notifications: Sequence[bytes]
+    kafka: KafkaSettings, topics: Topics, notifications: Sequence[bytes]
 ) -> ProduceResult:
-    publisher = EventPublisher(KafkaSettings(bootstrap_servers), topics)
+    publisher = EventPublisher(kafka, topics)
     try:
         started = time.perf_counter()
         for index, raw in enumerate(notifications):
@@ -51,7 +51,7 @@ def bridge_publish(
 
 
 def raw_produce(
-    bootstrap_servers: str, topic: str, records: Sequence[tuple[bytes, bytes]]
+    kafka: KafkaSettings, topic: str, records: Sequence[tuple[bytes, bytes]]
 ) -> ProduceResult:
     errors: list[str] = []
 
@@ -61,7 +61,7 @@ def raw_produce(
 
     producer = Producer(
         client_config(
-            bootstrap_servers,
+            kafka,
             **{
                 "enable.idempotence": True,
                 "acks": "all",

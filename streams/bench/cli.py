@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 import click
 
 from streams.bench.workload import WorkloadSpec
+from streams.cli.options import optional_kafka_options, reach
+from streams.kafka_settings import KafkaSettings
 
 if TYPE_CHECKING:
     from streams.bench.runner import BenchSettings
@@ -31,13 +33,7 @@ _FULL = {
 
 
 @click.command("bench")
-@click.option(
-    "--bootstrap-servers",
-    envvar=["SEQGATE_BOOTSTRAP_SERVERS", "KAFKA_BOOTSTRAP_SERVERS"],
-    show_envvar=True,
-    default=None,
-    help="Broker to measure against; without one a private broker is started.",
-)
+@optional_kafka_options
 @click.option("--events", type=click.IntRange(min=1), default=None, help="N (default 1,000,000).")
 @click.option("--identities", type=click.IntRange(min=1), default=None, help="K (default 100,000).")
 @click.option("--partitions", type=click.IntRange(min=1), default=6, show_default=True)
@@ -107,7 +103,7 @@ _FULL = {
     show_default=True,
 )
 def bench(
-    bootstrap_servers: str | None,
+    kafka: KafkaSettings | None,
     events: int | None,
     identities: int | None,
     partitions: int,
@@ -169,10 +165,12 @@ def bench(
         rounds=rounds or int(defaults["rounds"]),
     )
     if vary:
-        _compare_settings(settings, vary, rounds or 2, bootstrap_servers, report)
+        _compare_settings(settings, vary, rounds or 2, kafka, report)
         return
-    with broker(bootstrap_servers) as (bootstrap, kafka_version):
-        result = run_bench(settings, bootstrap, kafka_version)
+    if kafka is not None:
+        reach(kafka)
+    with broker(kafka) as (target, kafka_version):
+        result = run_bench(settings, target, kafka_version)
     click.echo(table(result.figures))
     report.write_text(json.dumps(as_json(result.figures), indent=2) + "\n")
     draw(result.figures, result.latencies_ms, chart)
@@ -183,7 +181,7 @@ def _compare_settings(
     settings: BenchSettings,
     vary: tuple[str, ...],
     rounds: int,
-    bootstrap_servers: str | None,
+    kafka: KafkaSettings | None,
     report: Path,
 ) -> None:
     from streams.bench.runner import broker, preload, progress, run_stage, stage_timeout
@@ -199,12 +197,14 @@ def _compare_settings(
         "commit_interval_ms": settings.commit_interval_ms,
         "batch_size": settings.batch_size,
     }
-    with broker(bootstrap_servers) as (bootstrap, _version):
+    if kafka is not None:
+        reach(kafka)
+    with broker(kafka) as (target, _version):
         results = compare_variants(
             variants,
             spec=settings.spec,
-            common={**common, "bootstrap_servers": bootstrap},
-            bootstrap=bootstrap,
+            common={**common, "kafka": target},
+            kafka=target,
             rounds=rounds,
             run_stage=lambda stage: run_stage(stage, timeout),
             preload=preload,

@@ -27,6 +27,7 @@ from confluent_kafka import (
 
 from schemas.codec import OUTBOX_RECORD
 from streams.kafka_clients import client_config
+from streams.kafka_settings import KafkaSettings
 
 Progress = Callable[[str], None]
 
@@ -46,13 +47,13 @@ class LatencyResult:
 class _OutboxWatcher:
     """Reads the outbox with read_committed from a thread; stamps arrivals."""
 
-    def __init__(self, bootstrap_servers: str, topic: str) -> None:
+    def __init__(self, kafka: KafkaSettings, topic: str) -> None:
         self.visible: dict[tuple[int, int], float] = {}
         self._condition = threading.Condition()
         self._stop = threading.Event()
         self._consumer = Consumer(
             client_config(
-                bootstrap_servers,
+                kafka,
                 **{
                     "group.id": "seqgate-bench-latency",  # never joins: partitions are assigned
                     "isolation.level": "read_committed",
@@ -92,13 +93,13 @@ class _OutboxWatcher:
 
 
 class _PacedProducer:
-    def __init__(self, bootstrap_servers: str, topic: str) -> None:
+    def __init__(self, kafka: KafkaSettings, topic: str) -> None:
         self.topic = topic
         self.acked: dict[tuple[int, int], float] = {}
         self.errors: list[str] = []
         self._producer = Producer(
             client_config(
-                bootstrap_servers,
+                kafka,
                 **{
                     "enable.idempotence": True,
                     "acks": "all",
@@ -138,7 +139,7 @@ class _PacedProducer:
 
 
 def measure_latency(
-    bootstrap_servers: str,
+    kafka: KafkaSettings,
     input_topic: str,
     outbox_topic: str,
     *,
@@ -160,7 +161,7 @@ def measure_latency(
     pauses = _GcPauses()
     try:
         return _measure(
-            bootstrap_servers,
+            kafka,
             input_topic,
             outbox_topic,
             warmup=warmup,
@@ -195,7 +196,7 @@ class _GcPauses:
 
 
 def _measure(
-    bootstrap_servers: str,
+    kafka: KafkaSettings,
     input_topic: str,
     outbox_topic: str,
     *,
@@ -207,8 +208,8 @@ def _measure(
     settle_timeout_s: float,
     pauses: _GcPauses,
 ) -> LatencyResult:
-    watcher = _OutboxWatcher(bootstrap_servers, outbox_topic)
-    producer = _PacedProducer(bootstrap_servers, input_topic)
+    watcher = _OutboxWatcher(kafka, outbox_topic)
+    producer = _PacedProducer(kafka, input_topic)
     try:
         for key, value in warmup:
             producer.produce(key, value)

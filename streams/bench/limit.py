@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from streams.kafka_clients import client_config
+from streams.kafka_settings import KafkaSettings
 
 
 @dataclass(frozen=True, slots=True)
 class PassThroughConfig:
-    bootstrap_servers: str
+    kafka: KafkaSettings
     input_topic: str
     output_topic: str
     group_id: str
@@ -47,7 +48,7 @@ def run_pass_through(
     are committed (or `stop` is set)."""
     consumer = Consumer(
         client_config(
-            config.bootstrap_servers,
+            config.kafka,
             **{
                 "group.id": config.group_id,
                 "isolation.level": "read_committed",
@@ -59,7 +60,7 @@ def run_pass_through(
     )
     producer = Producer(
         client_config(
-            config.bootstrap_servers,
+            config.kafka,
             **{
                 "transactional.id": config.transactional_id,
                 "enable.idempotence": True,

@@ -49,10 +49,10 @@ _WORKER = restore_consumer_config(KafkaSettings("unused:9092"), "unused")
 WORKER_RESTORE_CONFIG: dict[str, object] = {name: _WORKER.get(name) for name in _FETCH_SETTINGS}
 
 
-def _consumer(bootstrap_servers: str, group: str, extra: dict[str, object]) -> Consumer:
+def _consumer(kafka: KafkaSettings, group: str, extra: dict[str, object]) -> Consumer:
     return Consumer(
         client_config(
-            bootstrap_servers,
+            kafka,
             **{
                 "group.id": group,
                 "isolation.level": "read_committed",
@@ -66,12 +66,12 @@ def _consumer(bootstrap_servers: str, group: str, extra: dict[str, object]) -> C
 
 
 def raw_consume(
-    bootstrap_servers: str,
+    kafka: KafkaSettings,
     topic: str,
     partitions: int,
     extra: dict[str, object] = FAST_EOF_CONFIG,
 ) -> ReadResult:
-    consumer = _consumer(bootstrap_servers, "seqgate-bench-raw", extra)
+    consumer = _consumer(kafka, "seqgate-bench-raw", extra)
     records = 0
     try:
         started = time.perf_counter()
@@ -101,7 +101,7 @@ def raw_consume(
 
 
 def restore_all(
-    bootstrap_servers: str,
+    kafka: KafkaSettings,
     topic: str,
     partitions: int,
     state_root: Path,
@@ -109,7 +109,7 @@ def restore_all(
     extra: dict[str, object] = FAST_EOF_CONFIG,
 ) -> ReadResult:
     """Restore every partition into fresh stores under `state_root`; count the watermarks."""
-    consumer = _consumer(bootstrap_servers, "seqgate-bench-restore", extra)
+    consumer = _consumer(kafka, "seqgate-bench-restore", extra)
     directory = StateDirectory(state_root, input_topic)
     directory.wipe()
     records = 0

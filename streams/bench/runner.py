@@ -40,6 +40,7 @@ from streams.bench.report import BenchFigures, LatencySummary, Throughput, sprea
 from streams.bench.restore_stage import WORKER_RESTORE_CONFIG, raw_consume, restore_all
 from streams.bench.workload import Workload, WorkloadSpec, build_workload, identity_key, make_event
 from streams.kafka_clients import client_config
+from streams.kafka_settings import KafkaSettings
 from streams.topics import TopicSpec, changelog_topic, create_topics, pipeline_topics
 
 Echo = Callable[[str], None]
@@ -74,16 +75,16 @@ def progress(message: str) -> None:
 
 
 @contextlib.contextmanager
-def broker(bootstrap_servers: str | None) -> Iterator[tuple[str, str | None]]:
-    """(bootstrap, Kafka version when we started the broker ourselves)."""
-    if bootstrap_servers:
-        yield bootstrap_servers, None
+def broker(kafka: KafkaSettings | None) -> Iterator[tuple[KafkaSettings, str | None]]:
+    """(where Kafka is, its version when we started the broker ourselves)."""
+    if kafka:
+        yield kafka, None
         return
     from streams.devbroker.launcher import KAFKA_VERSION, running_broker
 
     progress("no broker given: starting a private one (first run downloads Kafka via Maven)")
     with running_broker(progress=progress) as handle:
-        yield handle.bootstrap_servers, KAFKA_VERSION
+        yield KafkaSettings(handle.bootstrap_servers), KAFKA_VERSION
 
 
 class _Names:
@@ -126,7 +127,7 @@ class _Names:
         return specs
 
 
-def preload(bootstrap: str, topic: str, records: list[tuple[bytes, bytes]]) -> None:
+def preload(kafka: KafkaSettings, topic: str, records: list[tuple[bytes, bytes]]) -> None:
     """Produce the pre-serialized input (keyed, murmur2, like the bridge) and wait for acks."""
     errors: list[str] = []
 
@@ -136,7 +137,7 @@ def preload(bootstrap: str, topic: str, records: list[tuple[bytes, bytes]]) -> N
 
     producer = Producer(
         client_config(
-            bootstrap,
+            kafka,
             **{
                 "enable.idempotence": True,
                 "acks": "all",
@@ -163,9 +164,13 @@ def preload(bootstrap: str, topic: str, records: list[tuple[bytes, bytes]]) -> N
 
 def run_stage_process(spec: dict[str, Any]) -> subprocess.Popen[bytes]:
     """Start `streams.bench.subproc` with `spec`; stdin stays open (closing it stops an
-    open-ended stage)."""
+    open-ended stage). The Kafka settings go in the child's environment, not on its
+    command line, where other users could read a password."""
+    kafka: KafkaSettings = spec["kafka"]
+    public = {name: value for name, value in spec.items() if name != "kafka"}
     return subprocess.Popen(
-        [sys.executable, "-m", "streams.bench.subproc", json.dumps(spec)],
+        [sys.executable, "-m", "streams.bench.subproc", json.dumps(public)],
+        env={**os.environ, **kafka.environment()},
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
     )
@@ -231,18 +236,18 @@ def profile_top(path: Path, top: int = _PROFILE_TOP) -> list[dict[str, Any]]:
     return entries[:top]
 
 
-def run_bench(settings: BenchSettings, bootstrap: str, kafka_version: str | None) -> BenchRun:
+def run_bench(settings: BenchSettings, kafka: KafkaSettings, kafka_version: str | None) -> BenchRun:
     spec = settings.spec
     started = time.monotonic()
     progress(f"building the workload: {spec.events:,} events over {spec.identities:,} identities")
     workload = build_workload(spec)
     n = len(workload)
     names = _Names()
-    admin = AdminClient(client_config(bootstrap))
+    admin = AdminClient(client_config(kafka))
     create_topics(admin, names.specs(spec.partitions, settings.rounds))
     try:
         with tempfile.TemporaryDirectory(prefix="seqgate-bench-") as tmp:
-            figures, latencies = _measure(settings, bootstrap, workload, names, Path(tmp))
+            figures, latencies = _measure(settings, kafka, workload, names, Path(tmp))
     finally:
         if not settings.keep_topics:
             topics = [s.name for s in names.specs(spec.partitions, settings.rounds)]
@@ -256,14 +261,14 @@ def run_bench(settings: BenchSettings, bootstrap: str, kafka_version: str | None
 
 
 def _measure(
-    settings: BenchSettings, bootstrap: str, workload: Workload, names: _Names, tmp: Path
+    settings: BenchSettings, kafka: KafkaSettings, workload: Workload, names: _Names, tmp: Path
 ) -> tuple[BenchFigures, list[float]]:
     spec = settings.spec
     n = len(workload)
     progress(f"pre-loading {n:,} records into {names.input} (not measured)")
-    preload(bootstrap, names.input, workload.records)
+    preload(kafka, names.input, workload.records)
     common = {
-        "bootstrap_servers": bootstrap,
+        "kafka": kafka,
         "commit_every": settings.commit_every,
         "commit_interval_ms": settings.commit_interval_ms,
         "batch_size": settings.batch_size,
@@ -305,10 +310,10 @@ def _measure(
 
     progress("restore: raw consume of the changelog, then restore_partition into fresh stores")
     changelog = changelog_topic(names.app)
-    raw_changelog = raw_consume(bootstrap, changelog, spec.partitions)
-    restored = restore_all(bootstrap, changelog, spec.partitions, tmp / "restore", names.input)
+    raw_changelog = raw_consume(kafka, changelog, spec.partitions)
+    restored = restore_all(kafka, changelog, spec.partitions, tmp / "restore", names.input)
     restored_default = restore_all(
-        bootstrap,
+        kafka,
         changelog,
         spec.partitions,
         tmp / "restore-default",
@@ -321,9 +326,9 @@ def _measure(
     notifications = [workload.notification(i) for i in range(bridge_n)]
     keyed = [(workload.records[i][0], notifications[i]) for i in range(bridge_n)]
     progress("bridge: raw produce, then normalize + EventPublisher")
-    raw = raw_produce(bootstrap, names.raw, keyed)
+    raw = raw_produce(kafka, names.raw, keyed)
     bridge = bridge_publish(
-        bootstrap, Topics(events=names.bridge, rejected=names.bridge_rejected), notifications
+        kafka, Topics(events=names.bridge, rejected=names.bridge_rejected), notifications
     )
     del notifications, keyed
 
@@ -348,7 +353,7 @@ def _measure(
     )
     try:
         latency = measure_latency(
-            bootstrap,
+            kafka,
             names.lat_input,
             names.lat_outbox,
             warmup=warmup,

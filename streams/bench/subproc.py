@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import cProfile
 import json
+import os
 import resource
 import sys
 import threading
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from streams.bench.limit import PassThroughConfig, StageClock, run_pass_through
-from streams.kafka_settings import KafkaSettings
+from streams.kafka_settings import DEFAULT_TIMEOUT_S, KafkaSettings, build_settings
 from streams.processor import Worker, WorkerConfig
 
 
@@ -72,9 +73,18 @@ class TimedWorker(Worker):
             self._stop.set()
 
 
+def stage_kafka() -> KafkaSettings:
+    """The bench's Kafka settings, given in this process's environment."""
+    return build_settings(
+        os.environ["SEQGATE_BOOTSTRAP_SERVERS"],
+        environ=os.environ,
+        timeout_s=float(os.environ.get("SEQGATE_KAFKA_TIMEOUT", DEFAULT_TIMEOUT_S)),
+    )
+
+
 def worker_config(spec: dict[str, Any]) -> WorkerConfig:
     return WorkerConfig(
-        kafka=KafkaSettings(spec["bootstrap_servers"]),
+        kafka=stage_kafka(),
         state_dir=Path(spec["state_dir"]),
         application_id=spec["application_id"],
         instance_id="bench-0",
@@ -106,7 +116,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     commit_ms: list[float] = []
     if spec["mode"] == "limit":
         config = PassThroughConfig(
-            bootstrap_servers=spec["bootstrap_servers"],
+            kafka=stage_kafka(),
             input_topic=spec["input_topic"],
             output_topic=spec["output_topic"],
             group_id=spec["application_id"],

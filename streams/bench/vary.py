@@ -23,6 +23,7 @@ from confluent_kafka.admin import AdminClient
 from streams.bench.pairs import stage_throughput
 from streams.bench.workload import WorkloadSpec, build_workload
 from streams.kafka_clients import client_config
+from streams.kafka_settings import KafkaSettings
 from streams.topics import TopicSpec, changelog_topic, create_topics, pipeline_topics
 
 DEFAULT = "default"
@@ -69,10 +70,10 @@ def compare_variants(
     *,
     spec: WorkloadSpec,
     common: dict[str, Any],
-    bootstrap: str,
+    kafka: KafkaSettings,
     rounds: int,
     run_stage: Callable[[dict[str, Any]], dict[str, Any]],
-    preload: Callable[[str, str, list[tuple[bytes, bytes]]], None],
+    preload: Callable[[KafkaSettings, str, list[tuple[bytes, bytes]]], None],
     progress: Callable[[str], None],
     prefix: str,
 ) -> list[VariantResult]:
@@ -86,12 +87,12 @@ def compare_variants(
         application_id=apps[0],
         partitions=spec.partitions,
     ) + [TopicSpec(changelog_topic(app), spec.partitions, compacted=True) for app in apps[1:]]
-    admin = AdminClient(client_config(bootstrap))
+    admin = AdminClient(client_config(kafka))
     create_topics(admin, names)
     try:
         progress(f"building and pre-loading {spec.events:,} events (not measured)")
         workload = build_workload(spec)
-        preload(bootstrap, f"{prefix}-in", workload.records)
+        preload(kafka, f"{prefix}-in", workload.records)
         del workload
         rates: dict[str, list[float]] = {variant.label: [] for variant in every}
         with tempfile.TemporaryDirectory(prefix="seqgate-bench-vary-") as tmp:

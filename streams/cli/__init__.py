@@ -4,8 +4,8 @@ Configuration precedence: command-line flags, then `SEQGATE_*` environment
 variables, then the optional YAML file given with `--config`, then defaults.
 
 One module per group of commands: `app` (the group and the config file),
-`options` (shared options), `offline` (topics, parse), `aws` (S3 notification
-set-up), `bridge` (file, sqs, kafka), `bridge_http` (http), `worker` (worker,
+`options` (shared options), `offline` (parse), `topics` (topics create, check),
+`aws` (S3 notification set-up), `bridge` (file, sqs, kafka), `bridge_http` (http), `worker` (worker,
 verify, demo), `operate` (reset, watermark, status); `broker` comes from
 `streams.devbroker.cli`, `bench` from `streams.bench.cli`.
 """
@@ -20,6 +20,7 @@ from streams.cli import (  # noqa: F401  (register commands)
     dispatch,
     offline,
     operate,
+    topics,
     worker,
 )
 from streams.cli.app import cli

@@ -7,10 +7,12 @@ from typing import Any
 
 import click
 import yaml
+from confluent_kafka import KafkaError, KafkaException
 
 from streams.cli.options import setting
-from streams.errors import CliError
-from streams.logs import configure_logging
+from streams.errors import CliError, CommandFailed, KafkaUnreachable
+from streams.kafka_reach import CONNECTION_CODES
+from streams.logs import configure_logging, masked
 
 # ---- the group -----------------------------------------------------------------------------------
 
@@ -45,7 +47,29 @@ def _defaults_for(command: click.Command, values: dict[str, Any]) -> dict[str, A
     return {name: value for name, value in values.items() if name in names}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class SeqgateGroup(click.Group):
+    """The root group: a Kafka error no command expected is still one line and an exit
+    code (3 for a lost connection, 1 otherwise), never a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KafkaException as exception:
+            error = exception.args[0] if exception.args else None
+            if not isinstance(error, KafkaError):
+                raise CommandFailed(f"Kafka: {masked(str(exception))}") from exception
+            line = f"Kafka: {masked(error.str())} ({error.name()})"
+            if error.code() in CONNECTION_CODES:
+                raise KafkaUnreachable(
+                    f"{line}; check --bootstrap-servers, the network and the client properties"
+                ) from exception
+            raise CommandFailed(line) from exception
+
+
+@click.group(
+    cls=SeqgateGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.option(
     "--config",
     "config_file",

@@ -1,4 +1,4 @@
-"""`seqgate topics create` and `seqgate parse`."""
+"""`seqgate parse` (the `topics` commands are in `streams.cli.topics`)."""
 
 from __future__ import annotations
 
@@ -15,111 +15,11 @@ from connectors.s3_native import S3ParseOptions
 from schemas.records import ObjectEvent
 from streams.cli.app import cli
 from streams.cli.options import (
-    application_option,
-    kafka_options,
-    reach,
     s3_parse_option,
     setting,
-    topic_options,
 )
 from streams.errors import CliError
-from streams.kafka_clients import client_config
-from streams.kafka_settings import KafkaSettings
 from streams.ordering import PositionOrder, order_named
-
-# ---- topics ------------------------------------------------------------------------------------
-
-
-@cli.group()
-def topics() -> None:
-    """Manage the pipeline's topics.
-
-    \b
-    Example:
-      seqgate topics create --bootstrap-servers 127.0.0.1:9092
-    """
-
-
-@topics.command("create")
-@kafka_options
-@topic_options
-@application_option
-@setting(
-    "--partitions",
-    "SEQGATE_PARTITIONS",
-    default=6,
-    type=click.IntRange(1, 10_000),
-    help="Partitions of every topic (the changelog must match the input).",
-)
-@setting(
-    "--replication-factor",
-    "SEQGATE_REPLICATION_FACTOR",
-    default=1,
-    type=click.IntRange(1, 32),
-)
-@click.option(
-    "--source-topic",
-    "source_topics",
-    multiple=True,
-    metavar="TOPIC",
-    help="Also create this topic of raw notifications for `bridge kafka --from` (repeatable).",
-)
-@click.option(
-    "--audit",
-    is_flag=True,
-    help="Also create the audit log topic object-events.decisions (`seqgate worker --audit`).",
-)
-@setting(
-    "--audit-topic",
-    "SEQGATE_AUDIT_TOPIC",
-    default=None,
-    help="Also create this audit log topic (`seqgate worker --audit-topic`).",
-)
-def topics_create(
-    kafka: KafkaSettings,
-    input_topic: str,
-    outbox_topic: str,
-    rejected_topic: str,
-    application_id: str,
-    partitions: int,
-    replication_factor: int,
-    source_topics: tuple[str, ...],
-    audit: bool,
-    audit_topic: str | None,
-) -> None:
-    """Create the input, outbox, dead-letter and changelog topics (idempotent).
-
-    With --audit (or --audit-topic) also the worker's audit log topic, with as
-    many partitions as the input.
-
-    \b
-    Example:
-      seqgate topics create --bootstrap-servers 127.0.0.1:9092 --partitions 6 \\
-        --source-topic minio-events
-    """
-    from confluent_kafka.admin import AdminClient
-
-    from streams.cli.worker import DEFAULT_AUDIT_TOPIC
-    from streams.topics import TopicSpec, create_topics, pipeline_topics
-
-    specs = pipeline_topics(
-        input_topic=input_topic,
-        outbox_topic=outbox_topic,
-        rejected_topic=rejected_topic,
-        application_id=application_id,
-        partitions=partitions,
-    ) + [TopicSpec(name, partitions) for name in source_topics]
-    if audit_topic or audit:
-        specs.append(TopicSpec(audit_topic or DEFAULT_AUDIT_TOPIC, partitions))
-    reach(kafka)
-    admin = AdminClient(client_config(kafka))
-    try:
-        result = create_topics(admin, specs, replication_factor)
-    except ValueError as error:
-        raise CliError(str(error)) from error
-    for name, status in result.items():
-        click.echo(f"{name}\t{status}")
-
 
 # ---- parse -------------------------------------------------------------------------------------
 

@@ -2,7 +2,8 @@
 
 See :mod:`streams.devbroker.launcher` for the API and :mod:`streams.devbroker.cli` for the
 ``seqgate broker up|down|status`` commands; :mod:`streams.devbroker.bounce` kills and
-restarts a broker in place (outage tests).
+restarts a broker in place (outage tests); :mod:`streams.devbroker.security` makes the
+certificates, SCRAM credentials and client properties of a ``security="sasl_ssl"`` broker.
 """
 
 from streams.devbroker.bounce import kill_broker, restart_broker
@@ -22,22 +23,34 @@ from streams.devbroker.launcher import (
     start_broker,
     stop_broker,
 )
+from streams.devbroker.security import (
+    SECURITY_MODES,
+    SecurityMaterial,
+    client_settings,
+    read_client_properties,
+    write_unrelated_ca,
+)
 
 __all__ = [
     "KAFKA_VERSION",
+    "SECURITY_MODES",
     "BrokerError",
     "BrokerHandle",
+    "SecurityMaterial",
     "broker_answers",
     "broker_status",
+    "client_settings",
     "default_data_dir",
     "default_state_file",
     "ensure_kafka_jars",
     "is_running",
     "kill_broker",
     "load_state",
+    "read_client_properties",
     "restart_broker",
     "running_broker",
     "seqgate_home",
     "start_broker",
     "stop_broker",
+    "write_unrelated_ca",
 ]

@@ -7,7 +7,8 @@ goes away and comes back. The two calls here keep everything a client can observ
 * :func:`kill_broker` - SIGKILL the broker's process group (an unclean shutdown: the next
   start runs Kafka's log recovery, as after a power cut).
 * :func:`restart_broker` - start the Java process again on the same data directory, ports
-  and ``server.properties``; topics, committed offsets, transactions and groups survive.
+  and ``server.properties``; topics, committed offsets, transactions and groups survive, and
+  so do a ``sasl_ssl`` broker's certificates, SCRAM user and ``client.properties``.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from streams.devbroker.launcher import (
     _spawn_watchdog,
     _wait_gone,
     _write_json_atomic,
-    broker_answers,
     ensure_kafka_jars,
 )
 
@@ -64,9 +64,7 @@ def restart_broker(
     had one. Raises :class:`BrokerError` if the broker is still running or does not answer
     within ``timeout`` seconds.
     """
-    if _is_broker_process(handle.pid, handle.data_dir) or broker_answers(
-        handle.bootstrap_servers, timeout=1.0
-    ):
+    if _is_broker_process(handle.pid, handle.data_dir) or handle.answers(timeout=1.0):
         raise BrokerError(
             f"the broker at {handle.bootstrap_servers} (pid {handle.pid}) is still running; "
             "stop or kill it before restarting it"
@@ -78,7 +76,14 @@ def restart_broker(
     libs = ensure_kafka_jars(progress)
     _say(progress, f"restarting the broker on {handle.bootstrap_servers} in {handle.data_dir}")
     process, reason = _launch(
-        java, libs, handle.data_dir, props, handle.port, handle.controller_port, timeout
+        java,
+        libs,
+        handle.data_dir,
+        props,
+        handle.port,
+        handle.controller_port,
+        timeout,
+        handle.client_properties,
     )
     if process is None:
         raise BrokerError(f"{reason}; data dir {handle.data_dir}")
@@ -89,6 +94,9 @@ def restart_broker(
         port=handle.port,
         controller_port=handle.controller_port,
         state_file=handle.state_file,
+        security=handle.security,
+        client_properties=handle.client_properties,
+        ca_file=handle.ca_file,
         _process=process,
         _watchdog=_spawn_watchdog(process.pid) if handle._watchdog is not None else None,
     )

@@ -16,13 +16,13 @@ import click
 
 from streams.devbroker.launcher import (
     BrokerError,
-    broker_answers,
     default_state_file,
     is_running,
     load_state,
     start_broker,
     stop_broker,
 )
+from streams.devbroker.security import PLAINTEXT, SASL_SSL, SECURITY_MODES
 
 __all__ = ["broker", "main"]
 
@@ -67,6 +67,12 @@ def broker() -> None:
       export KAFKA_BOOTSTRAP_SERVERS=$(seqgate broker up)
       seqgate broker status
       seqgate broker down
+
+    \b
+    With SASL_SSL (SCRAM-SHA-512 over TLS) clients read their settings from a file:
+      out=$(seqgate broker up --security sasl_ssl)
+      export KAFKA_BOOTSTRAP_SERVERS=$(echo "$out" | tail -n 1)
+      export KAFKA_CLIENT_PROPERTIES=$(echo "$out" | head -n 1)
     """
 
 
@@ -84,11 +90,22 @@ def broker() -> None:
     show_default=True,
     help="Seconds to wait for the broker to answer.",
 )
+@click.option(
+    "--security",
+    type=click.Choice(SECURITY_MODES),
+    default=PLAINTEXT,
+    show_default=True,
+    help="Client listener: plaintext, or sasl_ssl (SCRAM-SHA-512 over TLS, new CA and "
+    "password on each start; settings in <data dir>/client.properties).",
+)
 @_expected_errors
-def up(data_dir: Path | None, timeout: float) -> None:
+def up(data_dir: Path | None, timeout: float, security: str) -> None:
     """Start the development broker (Apache Kafka 4.1.1) unless it already runs.
 
     Progress goes to stderr; the LAST line on stdout is the bootstrap address (host:port).
+    With --security sasl_ssl the FIRST of the two stdout lines is the absolute path of the
+    client properties file (librdkafka names: security.protocol, sasl.mechanism,
+    sasl.username, sasl.password, ssl.ca.location).
     The data directory is wiped and reformatted on each start: nothing survives a restart.
     If the broker recorded in $SEQGATE_HOME/broker/state.json is already running and
     answering, its address is printed and nothing else happens.
@@ -100,8 +117,11 @@ def up(data_dir: Path | None, timeout: float) -> None:
       starting Apache Kafka 4.1.1 on 127.0.0.1:40123 (log: .../server.log)
       ...
       127.0.0.1:40123
+      $ seqgate broker up --security sasl_ssl --data-dir /tmp/secure-broker 2>/dev/null
+      /tmp/secure-broker/client.properties
+      127.0.0.1:40567
     """
-    handle = start_broker(data_dir, timeout=timeout, progress=_progress)
+    handle = start_broker(data_dir, timeout=timeout, progress=_progress, security=security)
     if handle.already_running:
         _progress(
             f"broker already running at {handle.bootstrap_servers} (pid {handle.pid}, "
@@ -112,6 +132,8 @@ def up(data_dir: Path | None, timeout: float) -> None:
             f"broker pid {handle.pid}, data dir {handle.data_dir}, log {handle.log_file}; "
             "stop it with: seqgate broker down"
         )
+    if handle.security == SASL_SSL:
+        click.echo(str(handle.client_properties))
     click.echo(handle.bootstrap_servers)
 
 
@@ -154,12 +176,14 @@ def down(timeout: float) -> None:
 def status() -> None:
     """Show whether the development broker runs: `host:port pid=N`, or `not running`.
 
+    A sasl_ssl broker adds `security=sasl_ssl properties=<client properties file>`.
     Exits with code 0 when the broker runs and answers, 1 otherwise.
 
     \b
     Example:
       $ seqgate broker status
       127.0.0.1:40123 pid=12345
+      127.0.0.1:40567 pid=12399 security=sasl_ssl properties=/tmp/b/client.properties
       $ seqgate broker status || seqgate broker up
     """
     handle = load_state()
@@ -170,7 +194,7 @@ def status() -> None:
         click.echo("not running")
         click.echo(f"(stale state file {handle.state_file}: pid {handle.pid} is gone)", err=True)
         sys.exit(EXIT_NOT_RUNNING)
-    if not broker_answers(handle.bootstrap_servers, timeout=5.0):
+    if not handle.answers(timeout=5.0):
         click.echo("not running")
         click.echo(
             f"(pid {handle.pid} is alive but {handle.bootstrap_servers} does not answer; "
@@ -178,7 +202,10 @@ def status() -> None:
             err=True,
         )
         sys.exit(EXIT_NOT_RUNNING)
-    click.echo(f"{handle.bootstrap_servers} pid={handle.pid}")
+    line = f"{handle.bootstrap_servers} pid={handle.pid}"
+    if handle.security != PLAINTEXT:
+        line += f" security={handle.security} properties={handle.client_properties}"
+    click.echo(line)
 
 
 def main() -> None:

@@ -9,6 +9,10 @@ A broker started here listens on two free loopback ports (clients and controller
 Kafka data in ``<data dir>/kraft``. **The data directory is wiped and reformatted every time a
 broker is started on it**: nothing survives a restart.
 
+With ``security="sasl_ssl"`` the client listener accepts only SASL_SSL (SCRAM-SHA-512 over TLS,
+with a throwaway CA and a random password made on each start) and clients find their settings
+in ``<data dir>/client.properties``; see :mod:`streams.devbroker.security`.
+
 Public API:
 
 * :func:`ensure_kafka_jars` - resolve (once) and return the directory holding the broker's jars.
@@ -42,6 +46,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from streams.devbroker import security as sec
 
 __all__ = [
     "KAFKA_VERSION",
@@ -112,6 +118,12 @@ class BrokerHandle:
     kafka_version: str = KAFKA_VERSION
     already_running: bool = False
     """True when :func:`start_broker` found this broker running and returned it unchanged."""
+    security: str = sec.PLAINTEXT
+    """``plaintext`` or ``sasl_ssl`` (see :mod:`streams.devbroker.security`)."""
+    client_properties: Path | None = None
+    """librdkafka settings clients need (``sasl_ssl`` only; the client listener needs them)."""
+    ca_file: Path | None = None
+    """PEM of the CA that signed the broker's certificate (``sasl_ssl`` only)."""
     _process: subprocess.Popen[bytes] | None = field(default=None, repr=False, compare=False)
     _watchdog: subprocess.Popen[bytes] | None = field(default=None, repr=False, compare=False)
 
@@ -134,7 +146,22 @@ class BrokerHandle:
             "controller_port": self.controller_port,
             "kafka_version": self.kafka_version,
             "log_file": str(self.log_file),
+            "security": self.security,
+            "client_properties": _opt_str(self.client_properties),
+            "ca_file": _opt_str(self.ca_file),
         }
+
+    def answers(self, timeout: float = 5.0) -> bool:
+        """:func:`broker_answers` with this broker's client settings."""
+        return broker_answers(self.bootstrap_servers, timeout, properties=self.client_properties)
+
+
+def _opt_str(path: Path | None) -> str | None:
+    return None if path is None else str(path)
+
+
+def _opt_path(value: Any) -> Path | None:
+    return None if value is None else Path(str(value))
 
 
 # --------------------------------------------------------------------------- locations
@@ -550,9 +577,12 @@ def _split_bootstrap(bootstrap: str) -> tuple[str, int]:
     return host.strip("[]") or _HOST, int(port)
 
 
-def broker_answers(bootstrap_servers: str, timeout: float = 5.0) -> bool:
+def broker_answers(
+    bootstrap_servers: str, timeout: float = 5.0, *, properties: Path | None = None
+) -> bool:
     """True if the broker at ``bootstrap_servers`` accepts a connection and returns metadata
-    listing at least one broker."""
+    listing at least one broker; ``properties`` is a client properties file to connect with
+    (``BrokerHandle.client_properties`` of a ``sasl_ssl`` broker)."""
     from confluent_kafka.admin import AdminClient
 
     try:
@@ -561,9 +591,13 @@ def broker_answers(bootstrap_servers: str, timeout: float = 5.0) -> bool:
             pass
     except (OSError, ValueError):
         return False
+    try:
+        settings: dict[str, Any] = dict(sec.client_settings(properties, bootstrap_servers))
+    except OSError:
+        return False
     admin = AdminClient(
         {
-            "bootstrap.servers": bootstrap_servers,
+            **settings,
             "socket.connection.setup.timeout.ms": max(1000, int(timeout * 1000)),
             "reconnect.backoff.ms": 100,
             "reconnect.backoff.max.ms": 500,
@@ -597,6 +631,9 @@ def load_state(state_file: Path | None = None) -> BrokerHandle | None:
             controller_port=int(data["controller_port"]),
             state_file=path,
             kafka_version=str(data.get("kafka_version", KAFKA_VERSION)),
+            security=str(data.get("security", sec.PLAINTEXT)),
+            client_properties=_opt_path(data.get("client_properties")),
+            ca_file=_opt_path(data.get("ca_file")),
         )
     except FileNotFoundError:
         return None
@@ -618,7 +655,7 @@ def broker_status(state_file: Path | None = None) -> BrokerHandle | None:
     handle = load_state(state_file)
     if handle is None or not is_running(handle):
         return None
-    if not broker_answers(handle.bootstrap_servers, timeout=5.0):
+    if not handle.answers(timeout=5.0):
         return None
     return handle
 
@@ -647,7 +684,9 @@ def _cluster_id() -> str:
             return text
 
 
-def _server_properties(port: int, controller_port: int, log_dir: Path) -> str:
+def _server_properties(
+    port: int, controller_port: int, log_dir: Path, material: sec.SecurityMaterial | None
+) -> str:
     props = {
         "process.roles": "broker,controller",
         "node.id": str(_NODE_ID),
@@ -670,6 +709,8 @@ def _server_properties(port: int, controller_port: int, log_dir: Path) -> str:
         "share.coordinator.state.topic.min.isr": "1",
         "group.initial.rebalance.delay.ms": "0",
     }
+    if material is not None:
+        props.update(sec.server_properties(material, _HOST, port, controller_port))
     lines = [
         "# seqgate development broker (generated; rewritten on every start)",
         *(f"{key}={value}" for key, value in props.items()),
@@ -741,7 +782,9 @@ def _java_cmd(java: str, libs: Path, data_dir: Path, log_name: str, heap: str) -
     ]
 
 
-def _format_storage(java: str, libs: Path, data_dir: Path, props: Path) -> None:
+def _format_storage(
+    java: str, libs: Path, data_dir: Path, props: Path, extra: list[str] | None = None
+) -> None:
     cmd = [
         *_java_cmd(java, libs, data_dir, "format.log", "256m"),
         "kafka.tools.StorageTool",
@@ -750,6 +793,7 @@ def _format_storage(java: str, libs: Path, data_dir: Path, props: Path) -> None:
         _cluster_id(),
         "-c",
         str(props),
+        *(extra or []),
     ]
     out_path = data_dir / "format.out"
     with out_path.open("wb") as out:
@@ -786,6 +830,7 @@ def _launch(
     port: int,
     controller_port: int,
     timeout: float,
+    properties: Path | None = None,
 ) -> tuple[subprocess.Popen[bytes] | None, str]:
     """Start the broker and wait until it answers: ``(process, "")`` on success, else
     ``(None, reason)`` with the process already gone."""
@@ -812,7 +857,7 @@ def _launch(
             code = process.poll()
             if code is not None:
                 return None, f"the broker exited with code {code} during startup"
-            if broker_answers(bootstrap, timeout=1.0):
+            if broker_answers(bootstrap, timeout=1.0, properties=properties):
                 return process, ""
             if time.monotonic() >= deadline:
                 _terminate(process.pid, data_dir, process, 10.0)
@@ -836,6 +881,7 @@ def start_broker(
     progress: Progress | None = None,
     reuse_running: bool = True,
     detach: bool = True,
+    security: str = sec.PLAINTEXT,
 ) -> BrokerHandle:
     """Start a single-node Apache Kafka broker (KRaft) on free loopback ports.
 
@@ -851,9 +897,18 @@ def start_broker(
     ``detach`` is false: then a small watchdog kills it when this process exits without
     calling :func:`stop_broker`.
 
+    ``security`` is ``plaintext`` or ``sasl_ssl``: a client listener that accepts only
+    SCRAM-SHA-512 over TLS, with new credentials and certificates on each start; clients use
+    the handle's ``client_properties`` file (:mod:`streams.devbroker.security`). A running
+    broker is only reused when its mode matches.
+
     Waits up to ``timeout`` seconds for the broker to return metadata. Raises
     :class:`BrokerError` (with the tail of ``server.log`` when the broker itself failed).
     """
+    if security not in sec.SECURITY_MODES:
+        raise BrokerError(
+            f"unknown security mode {security!r}: choose one of {', '.join(sec.SECURITY_MODES)}"
+        )
     state_path = (state_file or default_state_file()).absolute()
     with _file_lock(state_path.with_name(state_path.name + ".lock")):
         existing = load_state(state_path)
@@ -864,7 +919,13 @@ def start_broker(
                         f"a dev broker is already running at {existing.bootstrap_servers} "
                         f"(pid {existing.pid}, recorded in {state_path})"
                     )
-                if broker_answers(existing.bootstrap_servers, timeout=5.0):
+                if existing.security != security:
+                    raise BrokerError(
+                        f"a dev broker with security {existing.security} is already running at "
+                        f"{existing.bootstrap_servers} (pid {existing.pid}); stop it first "
+                        f"(seqgate broker down) to start one with security {security}"
+                    )
+                if existing.answers(timeout=5.0):
                     existing.already_running = True
                     return existing
                 raise BrokerError(
@@ -885,19 +946,27 @@ def start_broker(
             _prepare_data_dir(data_dir)
             (data_dir / "log4j2.xml").write_bytes(_resource_bytes("log4j2.xml"))
             port, controller_port = _free_ports(2)
+            material = sec.create_sasl_ssl_material(data_dir) if security == sec.SASL_SSL else None
             props = data_dir / "server.properties"
             props.write_text(
-                _server_properties(port, controller_port, data_dir / "kraft"), encoding="utf-8"
+                _server_properties(port, controller_port, data_dir / "kraft", material),
+                encoding="utf-8",
             )
+            props.chmod(0o600)  # it holds the SCRAM and keystore passwords in sasl_ssl mode
             _say(progress, f"formatting broker storage in {data_dir}")
-            _format_storage(java, libs, data_dir, props)
+            _format_storage(
+                java, libs, data_dir, props, sec.format_arguments(material) if material else None
+            )
+            client_props = material.client_properties if material else None
             _say(
                 progress,
                 f"starting Apache Kafka {KAFKA_VERSION} on {_HOST}:{port} "
                 f"(log: {data_dir / 'server.log'})",
             )
             started = time.monotonic()
-            process, reason = _launch(java, libs, data_dir, props, port, controller_port, timeout)
+            process, reason = _launch(
+                java, libs, data_dir, props, port, controller_port, timeout, client_props
+            )
             if process is None:
                 if attempt < _START_ATTEMPTS and _address_in_use(data_dir):
                     _say(progress, "a port was taken meanwhile; retrying with other ports")
@@ -910,6 +979,9 @@ def start_broker(
                 port=port,
                 controller_port=controller_port,
                 state_file=state_path,
+                security=security,
+                client_properties=client_props,
+                ca_file=material.ca_file if material else None,
                 _process=process,
                 _watchdog=None if detach else _spawn_watchdog(process.pid),
             )
@@ -952,13 +1024,14 @@ def running_broker(
     *,
     timeout: float = 90.0,
     progress: Progress | None = None,
+    security: str = sec.PLAINTEXT,
 ) -> Iterator[BrokerHandle]:
     """A throwaway broker for tests and demos; stopped when the block exits.
 
     It runs in ``data_dir`` (default: a new temporary directory, removed afterwards) and
     records its state in ``<data_dir>/state.json``, never in the state file of
     ``seqgate broker up``. If this process dies without leaving the block, a watchdog
-    process stops the broker.
+    process stops the broker. ``security`` is as for :func:`start_broker`.
     """
     owned_tmp: Path | None = None
     if data_dir is None:
@@ -973,6 +1046,7 @@ def running_broker(
             progress=progress,
             reuse_running=False,
             detach=False,
+            security=security,
         )
         try:
             yield handle
