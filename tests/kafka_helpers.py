@@ -242,7 +242,7 @@ def worker_config(bootstrap: str, input_topic: str, state_dir: Path) -> WorkerCo
 
 def verify_target(config: WorkerConfig) -> VerifyTarget:
     return VerifyTarget(
-        bootstrap_servers=config.kafka.bootstrap_servers,
+        kafka=config.kafka,
         application_id=config.application_id,
         input_topic=config.input_topic,
         outbox_topic=config.outbox_topic,

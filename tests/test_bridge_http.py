@@ -665,8 +665,14 @@ def test_sigterm_while_idle_exits_0_promptly(kafka_bootstrap: str) -> None:
     assert summary["messages"] == 0
 
 
-def test_kafka_outage_answers_503_and_acknowledges_nothing() -> None:
-    with command("--delivery-timeout-ms", "1500", bootstrap="127.0.0.1:1") as process:
+@pytest.mark.kafka
+def test_records_kafka_refuses_are_answered_503_and_acknowledge_nothing(
+    kafka_bootstrap: str, unique_name: str
+) -> None:
+    # Kafka answers but has no such topics (auto-creation is off): every delivery fails,
+    # as while the brokers are down (tests/test_bridge_outage.py bounces a real one).
+    absent = ["--events-topic", f"{unique_name}.absent", "--rejected-topic", f"{unique_name}.gone"]
+    with command("--delivery-timeout-ms", "1500", *absent, bootstrap=kafka_bootstrap) as process:
         address = process.address()
         assert asyncio.run(post_to(f"{address}/s3", put("lost.txt"))) == 503
         status, summary, _ = process.stop()

@@ -94,6 +94,7 @@ def environment() -> dict[str, str]:
         if not name.startswith(("SEQGATE_", "KAFKA_", "AWS_"))
     }
     env["AWS_ACCESS_KEY_ID"] = env["AWS_SECRET_ACCESS_KEY"] = "testing"
+    env["PYTHONPATH"] = str(ROOT)  # this tree's code, whatever the venv has installed
     return env
 
 

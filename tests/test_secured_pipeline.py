@@ -40,11 +40,13 @@ def seqgate(*args: str, cwd: Path, timeout: float = 120) -> subprocess.Completed
 
 
 def clean_env() -> dict[str, str]:
-    return {
+    env = {
         name: value
         for name, value in os.environ.items()
         if not name.startswith(("SEQGATE_", "KAFKA_"))
     }
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)  # this tree's code
+    return env
 
 
 def write_notifications(path: Path) -> int:

@@ -40,7 +40,7 @@ def s3_event(key: str, sequencer: str) -> ObjectEvent:
 
 def target_of(config: WorkerConfig) -> VerifyTarget:
     return VerifyTarget(
-        bootstrap_servers=config.kafka.bootstrap_servers,
+        kafka=config.kafka,
         application_id=config.application_id,
         input_topic=config.input_topic,
         outbox_topic=config.outbox_topic,

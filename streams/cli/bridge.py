@@ -28,7 +28,7 @@ from streams.cli.options import (
     session_timeout_option,
     setting,
 )
-from streams.errors import CliError
+from streams.errors import CliError, CommandFailed
 from streams.kafka_settings import KafkaSettings
 
 if TYPE_CHECKING:
@@ -130,7 +130,7 @@ def bridge_file(
     try:
         publisher.close()
     except PublishError as error:
-        raise CliError(str(error)) from error
+        raise CommandFailed(str(error)) from error
     summary: dict[str, int] = {"messages": messages, **publisher.counters.as_dict()}
     if event_filter.active:
         # Only then, so that the summary without filters stays what it always was.
@@ -330,23 +330,23 @@ def bridge_sqs(
         raise CliError(f"--queue-url/--region/--endpoint-url: {error}") from error
     stop = _stop_on_signals()
     metrics = _serve_metrics(metrics_host, metrics_port, poller.tally.as_dict)
-    failure: str | None = None
+    failure: CliError | None = None
     try:
         poller.run(stop)
     except SqsSourceError as error:
-        failure = str(error)
+        failure = CliError(str(error))  # SQS refused: the queue, its region or the credentials
     finally:
         if metrics is not None:
             metrics.close()
         try:
             poller_publisher.close()
         except PublishError as error:
-            failure = failure or str(error)
+            failure = failure or CommandFailed(str(error))
     click.echo(json.dumps({**poller.tally.as_dict(), **poller.stats.as_dict()}))
     if failure is not None:
-        raise CliError(failure)
+        raise failure
     if poller.stats.unacknowledged:
-        raise CliError(
+        raise CommandFailed(
             f"{len(poller.stats.unacknowledged)} message(s) left in the queue: Kafka did not"
             " acknowledge them (--bootstrap-servers); SQS redelivers them after their"
             " visibility timeout"
