@@ -5,6 +5,7 @@ Each command runs as its own process (no traceback may reach stderr)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import socket
@@ -174,3 +175,75 @@ def test_a_refused_property_from_a_variable_is_code_2(name: str, tmp_path: Path)
         "error: isolation.level (SEQGATE_KAFKA_ISOLATION_LEVEL): seqgate sets this property"
     )
     assert len(done.stderr.splitlines()) == 1
+
+
+# ---- a Kafka error no command expected -------------------------------------------------------
+
+
+def probe_group() -> click.Group:
+    """A group like `seqgate`'s with commands that meet real librdkafka errors."""
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient
+
+    from streams.cli.app import SeqgateGroup
+
+    group = SeqgateGroup("probe")
+
+    @group.command("lost")
+    def lost() -> None:
+        address = f"127.0.0.1:{closed_port()}"
+        AdminClient({"bootstrap.servers": address, "log_level": 0}).list_topics(timeout=1)
+
+    @group.command("refused")
+    def refused() -> None:
+        Producer({"bootstrap.servers": "127.0.0.1:1", "log_level": 0}).init_transactions(1)
+
+    return group
+
+
+@pytest.mark.parametrize(("command", "code"), [("lost", 3), ("refused", 1)])
+def test_a_kafka_error_no_command_expected_is_one_line(command: str, code: int) -> None:
+    from click.testing import CliRunner
+
+    result = CliRunner().invoke(probe_group(), [command])
+    assert result.exit_code == code, result.output
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: Kafka: "), result.stderr
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_print_config_masks_the_secrets_of_every_source(tmp_path: Path) -> None:
+    file = tmp_path / "client.properties"
+    file.write_text("security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\nsasl.password=from-file\n")
+    env = {
+        **environment(),
+        "SEQGATE_KAFKA_SASL_USERNAME": "alice",
+        "SEQGATE_KAFKA_SSL_KEY_PASSWORD": "from-variable",
+    }
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "streams.cli",
+            "worker",
+            "--bootstrap-servers",
+            "b:1",
+            "--kafka-config",
+            str(file),
+            "-X",
+            "sasl.oauthbearer.client.secret=from-flag",
+            "--print-config",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    for secret in ("from-file", "from-variable", "from-flag"):
+        assert secret not in done.stdout + done.stderr
+    kafka = json.loads(done.stdout)["kafka"]
+    assert kafka["properties"]["sasl.password"] == "***"
+    assert kafka["properties"]["sasl.username"] == "alice"
+    assert kafka["origins"]["sasl.password"] == f"{file}:3"
