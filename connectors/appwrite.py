@@ -29,11 +29,11 @@ fields
     ``size`` is ``sizeOriginal``, ``etag`` the file's ``signature`` (the MD5
     of its content), ``event_time`` ``$updatedAt``; no version id.
 ordering and id
-    Nothing orders two events of one file: dedupe-only (DESIGN §3),
+    Nothing orders two events of one file: dedupe-only (docs/design.md §3),
     ``position`` None. Appwrite sends no per-event or per-delivery id:
     ``X-Appwrite-Webhook-Id`` is the id of the webhook *configuration*, the
     same on every request it ever sends, so it cannot tell events apart. The
-    id is derived instead (DESIGN §4): ``appwrite-`` + a hash of the kind, the
+    id is derived instead (docs/design.md §4.1): ``appwrite-`` + a hash of the kind, the
     identity, ``$createdAt``, ``$updatedAt`` and ``signature``, or of the
     whole document when none of the three is present.
 

@@ -33,7 +33,7 @@ input. An SNS ``SubscriptionConfirmation`` or ``UnsubscribeConfirmation`` is a
 handshake, not data: it is *ignored* with a note telling the operator what to
 do. Signatures (``Signature``, ``SigningCertURL``) are not checked here: that
 is the job of the receiver that accepts the HTTP request (authentication is
-refused at the door, DESIGN §2); a file or an SQS queue is trusted as read.
+refused at the door, docs/design.md §1); a file or an SQS queue is trusted as read.
 
 Rejections name the JSON path of the offending member inside the received
 message (``Messages[1].Body``, ``Records[0].Sns.Message``, ...). Nothing here

@@ -67,7 +67,7 @@ its width is not enforced; at equal widths the processor's ``aws`` order is
 exactly that string comparison. Required for ``created`` and ``removed``,
 optional (validated when present) for the other kinds.
 
-The event id is Event Grid's own ``id`` (DESIGN §4), the same in both schemas
+The event id is Event Grid's own ``id`` (docs/design.md §4.1), the same in both schemas
 and on every redelivery. ``version_id`` is ``data.versionId`` (blob
 versioning), ``size`` ``data.contentLength``, ``etag`` ``data.eTag``,
 ``event_time`` ``eventTime`` / ``time``. Event Grid signs nothing: a shared

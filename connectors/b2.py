@@ -20,9 +20,9 @@ versions
     hence the key, may remain, so these are ``version_removed``.
 ordering
     B2 sends no per-object sequence; ``eventTimestamp`` is informational.
-    B2 is dedupe-only (DESIGN §3) and ``position`` is None.
+    B2 is dedupe-only (docs/design.md §3) and ``position`` is None.
 event id
-    ``b2-`` + B2's ``eventId`` (DESIGN §4), the same on every redelivery. The
+    ``b2-`` + B2's ``eventId`` (docs/design.md §4.1), the same on every redelivery. The
     prefix keeps ids of different providers apart in the dedupe store.
 ``b2:TestEvent``
     A test message, not a change: ignored (``b2_test_event``) with its index.

@@ -32,7 +32,7 @@ fields
     ``source.size``, ``event_time`` the event's ``created_at``. All optional:
     removal events carry none of them.
 ordering and id
-    Box sends no reliable per-file order: dedupe-only (DESIGN §3), ``position``
+    Box sends no reliable per-file order: dedupe-only (docs/design.md §3), ``position``
     None. The id is ``box-`` + the webhook event's ``id``, which Box keeps on
     every retry of the delivery.
 

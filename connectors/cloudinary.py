@@ -31,7 +31,7 @@ identity
     Cloudinary's ``version`` (the ``v<digits>`` of delivery URLs), as text.
 ordering and id
     Nothing reliable orders two notifications of one asset: dedupe-only
-    (DESIGN §3), ``position`` None. An upload's id is ``cloudinary-`` + its
+    (docs/design.md §3), ``position`` None. An upload's id is ``cloudinary-`` + its
     ``request_id``, which retries keep. A delete or rename names several
     objects under one request, and each record needs an id of its own, so
     theirs is ``cloudinary-`` + a hash of the request id (when sent), the

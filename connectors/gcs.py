@@ -34,7 +34,7 @@ names
     text zero-padded to 20 digits. Decimal digits are hex digits, and at one
     fixed width both of seqgate's string orders (``aws``, which right-pads, and
     ``numeric``) compare the padded strings exactly as the integers compare.
-    Google does not promise increasing generations: DESIGN §3 makes GCS
+    Google does not promise increasing generations: docs/design.md §3 makes GCS
     dedupe-only by default. ``size`` is a decimal string too.
 
 Event types: ``OBJECT_FINALIZE`` is ``created`` (a new object or generation,
@@ -48,7 +48,7 @@ the payload is ``NONE`` (nothing tells, so the weaker claim is made), and
 was caused by an upload, whose own ``OBJECT_FINALIZE`` reports the change: it is
 *ignored* (``gcs_overwritten_generation``). Other types: ``unsupported_event_type``.
 
-Event id (DESIGN §4): never the Pub/Sub ``messageId``, since GCS may publish one
+Event id (docs/design.md §4.1): never the Pub/Sub ``messageId``, since GCS may publish one
 change as several messages with different ids, but
 :func:`~connectors.identity.sequencer_event_id` with prefix ``gcs-`` over kind,
 identity and change marker: the generation; for ``metadata_changed`` the
@@ -152,7 +152,8 @@ def gcs_position(generation: str) -> str:
 
 
 def gcs_event_id(kind: str, identity: str, change_marker: str) -> str:
-    """The stable id of a GCS event (DESIGN §4): ``gcs-`` + a hash of kind, identity, marker.
+    """The stable id of a GCS event (docs/design.md §4.1): ``gcs-`` + a hash of kind,
+    identity, marker.
 
     ``change_marker`` is the canonical generation, or for ``metadata_changed``
     ``<generation>.<metageneration>`` (``<generation>@<eventTime>`` when the

@@ -1,4 +1,4 @@
-"""Object identity: the Kafka key of every event (DESIGN §2).
+"""Object identity: the Kafka key of every event (docs/design.md §2.1).
 
 An identity is ``<scheme>://<bucket>/<key>``:
 
@@ -15,7 +15,7 @@ Because neither the scheme nor the bucket can contain the separators, the
 string parses back unambiguously: the scheme ends at the first ``://``, the
 bucket at the next ``/``, and the rest is the key.
 
-:func:`sequencer_event_id` derives an event's id from its identity (DESIGN §4),
+:func:`sequencer_event_id` derives an event's id from its identity (docs/design.md §4.1),
 one construction for every provider that sends sequencers.
 """
 
@@ -91,7 +91,7 @@ def object_identity(scheme: str, bucket: str, key: str) -> str:
     return f"{scheme}{_SEPARATOR}{bucket}/{key}"
 
 
-# Where a provider's identity scheme is not its source name (DESIGN §2 names GCS
+# Where a provider's identity scheme is not its source name (docs/design.md §2.1 names GCS
 # objects gs://, the scheme of Google's own tools, while the source says "gcs").
 _SCHEME_OF_SOURCE: Final = {"gcs": "gs"}
 
@@ -128,7 +128,7 @@ def parse_identity(identity: str) -> tuple[str, str, str]:
 
 
 def sequencer_event_id(prefix: str, kind: str, identity: str, canonical_sequencer: str) -> str:
-    """The stable id of an event that carries a sequencer (DESIGN §4).
+    """The stable id of an event that carries a sequencer (docs/design.md §4.1).
 
     ``prefix`` (``"s3-"``, ``"minio-"``) + the first 32 hex digits of SHA-256
     over the kind, the object identity and the sequencer in the canonical form

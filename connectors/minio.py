@@ -38,11 +38,11 @@ How a MinIO record differs from a native S3 record:
     (``17A6B2C3D4E5F607``). It is required, and must be hex, for the kinds
     that change content (``created``, ``removed``, ``version_removed``);
     optional but validated for the others. ``position`` is the sequencer
-    lowercased. Clocks of different nodes are not ordered, so DESIGN §3 makes
+    lowercased. Clocks of different nodes are not ordered, so docs/design.md §3 makes
     MinIO dedupe-only by default (ordered by option for a single node); that
     trust is the processor's decision, not the parser's.
 event id
-    MinIO has no per-event id. As for S3 (DESIGN §4) the id is derived from
+    MinIO has no per-event id. As for S3 (docs/design.md §4.1) the id is derived from
     the kind, the identity (scheme ``minio``) and the sequencer in canonical
     form, here the ``numeric`` order's (lowercase, leading zeros removed)
     because MinIO positions compare numerically: see :func:`minio_event_id`.
@@ -231,7 +231,7 @@ def accepts_schema_version(version: str) -> bool:
 
 
 def minio_event_id(kind: str, identity: str, sequencer: str) -> str:
-    """The stable id of a MinIO event (DESIGN §4).
+    """The stable id of a MinIO event (docs/design.md §4.1).
 
     ``"minio-"`` + the first 32 hex digits of SHA-256 over kind, identity and
     the sequencer's canonical form under the ``numeric`` order, joined by

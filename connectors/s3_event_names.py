@@ -4,7 +4,7 @@ A native S3 notification names what happened in ``eventName``, without the
 ``s3:`` prefix that notification *configurations* use (a rule selects
 ``s3:ObjectCreated:*``; the record then says ``ObjectCreated:Put``). This
 module is the single table from those names to a *kind*, the provider-neutral
-word that the processor filters and orders on (DESIGN §2). Other parsers reuse
+word that the processor filters and orders on (docs/design.md §2.2). Other parsers reuse
 it: the MinIO table (:mod:`connectors.minio`) is built from the same
 :class:`S3EventName` entries, and an envelope whose own vocabulary differs
 (EventBridge's detail types) can translate into these kinds.

@@ -20,7 +20,7 @@ Differences from the native ``Records`` structure that matter here:
   is lower-case;
 * one event per document, so a rejection is of the whole document
   (``record_index`` None); delivered through SQS, the batch numbers it;
-* the event id is EventBridge's own ``id`` (DESIGN §4).
+* the event id is EventBridge's own ``id`` (docs/design.md §4.1).
 
 The identity and the position are exactly what the native parser gives for
 the same change: ``s3://<bucket>/<key>``, and the sequencer lowercased.

@@ -77,7 +77,7 @@ away; the key may still exist) and ``removed`` otherwise.
 ``position`` is the sequencer lowercased, or None when an optional sequencer
 is absent.
 
-Event id (DESIGN §4): S3 and MinIO have no per-event id, so the id is derived
+Event id (docs/design.md §4.1): S3 and MinIO have no per-event id, so the id is derived
 from the kind, the object identity and the sequencer in canonical form (S3:
 the ``aws`` order's, lowercased with trailing zeros removed; MinIO: the
 ``numeric`` order's): a redelivery gets the same id, and so do two spellings
@@ -220,7 +220,7 @@ def decode_form_key(raw: str) -> str:
 
 
 def s3_event_id(kind: str, identity: str, sequencer: str) -> str:
-    """The stable id of an S3 event (DESIGN §4).
+    """The stable id of an S3 event (docs/design.md §4.1).
 
     ``"s3-"`` + the first 32 hex digits of SHA-256 over kind, identity and the
     sequencer's canonical form under the ``aws`` order, joined by U+001F.
@@ -239,7 +239,7 @@ def fallback_event_id(
     etag: str | None,
     record: object,
 ) -> str:
-    """The stable id of an event whose record carries no sequencer (DESIGN §4).
+    """The stable id of an event whose record carries no sequencer (docs/design.md §4.1).
 
     ``prefix`` (``"s3-"``, ``"minio-"``) + the first 32 hex digits of SHA-256
     over a JSON array: kind, identity, version id, event time and ETag when

@@ -17,7 +17,7 @@ is not retried: a request that fails (the bridge is down, a timeout, a 5xx)
 is lost, not repeated. The cure is a reconciliation pass that lists the
 bucket and compares it with what downstream knows; seqgate cannot recover a
 lost request itself. The document carries no ordering marker either, so
-``position`` is null and the source is dedupe-only (DESIGN §3).
+``position`` is null and the source is dedupe-only (docs/design.md §3).
 
 Identity (scheme ``supabase``): ``supabase://<bucket_id>/<name>``, the name
 verbatim (a row holds the real name, nothing is encoded). Bucket ids never
@@ -43,7 +43,7 @@ How row changes map to events (one webhook normally gives one item):
 * DELETE -> ``removed`` from ``old_record``; its ``event_time`` is null, since
   a deleted row carries no deletion time.
 
-Event id (DESIGN §4): the row's ``version`` (a uuid the Storage API renews on
+Event id (docs/design.md §4.1): the row's ``version`` (a uuid the Storage API renews on
 every upload) is Supabase's per-write marker, so the id is ``"supabase-"`` +
 SHA-256 over kind, identity and ``<row id>:<version>``, the construction of
 :func:`connectors.identity.sequencer_event_id`. A row without a version falls
@@ -171,7 +171,7 @@ def verify_supabase_secret(header_value: str | None, expected: str) -> None:
 
 
 def supabase_event_id(kind: str, identity: str, row_id: str, version: str) -> str:
-    """The stable id of a Supabase event whose row has a ``version`` (DESIGN §4).
+    """The stable id of a Supabase event whose row has a ``version`` (docs/design.md §4.1).
 
     ``"supabase-"`` + the first 32 hex digits of SHA-256 over the kind, the
     identity and ``<row id>:<version>``, joined by U+001F.

@@ -72,7 +72,7 @@ def millis_to_iso(millis: int) -> str:
 def derived_event_id(prefix: str, material: Sequence[object]) -> str:
     """``prefix`` + the first 32 hex digits of SHA-256 over ``material`` written as JSON.
 
-    For a provider that sends no per-event id (DESIGN §4): the material holds
+    For a provider that sends no per-event id (docs/design.md §4.1): the material holds
     only fields of the record, never the clock, so a redelivery gets the same
     id. JSON keeps the fields from running into each other.
     """

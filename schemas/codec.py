@@ -1,4 +1,4 @@
-"""Avro encoding of the contracts (DESIGN §2, "Serialization").
+"""Avro encoding of the contracts (docs/design.md §2.7).
 
 Wire formats
 ------------
@@ -16,7 +16,7 @@ Wire formats
 Determinism: the Avro binary encoding of these schemas (records, strings, longs,
 ints, bytes and ``["null", T]`` unions; no maps, no floats) is a pure function of
 the field values, so the same record always encodes to the same bytes. Outbox
-replay relies on that (DESIGN §2, OutboxRecord).
+replay relies on that (docs/design.md §2.3).
 
 Hot path: fastavro's ``schemaless_writer`` / ``schemaless_reader`` with schemas
 parsed once at import, a fresh ``BytesIO`` per call (as fast as a reused one, and

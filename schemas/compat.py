@@ -1,4 +1,4 @@
-"""Schema evolution check (DESIGN §2, "Serialization").
+"""Schema evolution check (docs/design.md §2.7).
 
 Backward compatibility, as the Avro specification's schema resolution defines it:
 a reader using the **new** schema can read every record written with the **old**

@@ -1,4 +1,4 @@
-"""Typed in-memory forms of the Avro contracts (DESIGN §2).
+"""Typed in-memory forms of the Avro contracts (docs/design.md §2).
 
 These classes are what the rest of the code passes around; `schemas.codec`
 turns them into bytes and back. Field names match the `.avsc` files exactly.
@@ -12,7 +12,7 @@ from typing import Any
 
 
 class EventKind(StrEnum):
-    """What happened to the object (DESIGN §2)."""
+    """What happened to the object (docs/design.md §2)."""
 
     CREATED = "created"
     REMOVED = "removed"  # the key is gone, or a delete marker now hides it

@@ -1,4 +1,4 @@
-"""Counters of what became of every input (DESIGN §1's conservation law)."""
+"""Counters of what became of every input (docs/design.md §1.1's conservation law)."""
 
 from __future__ import annotations
 

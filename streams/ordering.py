@@ -1,4 +1,4 @@
-"""Position comparators for per-object ordering (DESIGN §3).
+"""Position comparators for per-object ordering (docs/design.md §3).
 
 A position is the per-write marker a provider attaches to an event (for S3,
 the object's ``sequencer``). The processor compares positions only between

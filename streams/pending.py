@@ -1,4 +1,4 @@
-"""What the worker's open transaction holds until it commits (DESIGN §5).
+"""What the worker's open transaction holds until it commits (docs/design.md §5.2).
 
 State changes stay in a `TransactionOverlay` and reach RocksDB only after
 `commit_transaction`; each record reads them through an `OverlayView`.

@@ -1,4 +1,4 @@
-"""The decision rule of the processor (DESIGN §1, §3): pure, no I/O.
+"""The decision rule of the processor (docs/design.md §1.1, §3): pure, no I/O.
 
 Given one event and the committed state it touches, say what happens to it.
 Every input ends in exactly one `Outcome`.

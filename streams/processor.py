@@ -2,7 +2,7 @@
 
 One consumer (read_committed, manual commits, cooperative-sticky) and one
 transactional producer whose `transactional.id` is stable per worker
-instance. Per transaction (DESIGN §5):
+instance. Per transaction (docs/design.md §5.2):
 
 1. consume a batch and decide each event against its object's watermark,
    reading the in-memory overlay first, then committed RocksDB state;

@@ -2,7 +2,7 @@
 
 Replaying each input partition in offset order through the same decision
 rules (`streams.decider`) with a plain dict as state yields the outbox that
-exactly-once processing promises (DESIGN §5). Tests and the `verify`
+exactly-once processing promises (docs/design.md §5.7). Tests and the `verify`
 command compare the real outbox, and the committed state, against it.
 """
 

@@ -1,4 +1,4 @@
-"""Rebuilding a partition's watermarks from its changelog (DESIGN §5, step 5)."""
+"""Rebuilding a partition's watermarks from its changelog (docs/design.md §5.4)."""
 
 from __future__ import annotations
 

@@ -47,7 +47,7 @@ def pipeline_topics(
     partitions: int,
     broker_time: bool = True,
 ) -> list[TopicSpec]:
-    """The topics of DESIGN §1. The changelog has as many partitions as the input:
+    """The topics of docs/design.md §1.2. The changelog has as many partitions as the input:
     changelog partition N holds the state of input partition N. The input stamps its
     records on append (`broker_time`) unless told to keep the producers' timestamps."""
     return [

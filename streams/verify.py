@@ -1,4 +1,4 @@
-"""`seqgate verify`: check DESIGN §5's invariant from outside the workers.
+"""`seqgate verify`: check docs/design.md §5.7's invariant from outside the workers.
 
 For each input partition, in offset order up to the group's committed
 offset, the same pure decision function (`streams.replay`) says which

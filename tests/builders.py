@@ -105,7 +105,7 @@ def assert_tricky_keys(result: ParseResult) -> None:
 
 
 def sequencer_id(prefix: str, kind: str, identity: str, canonical_sequencer: str) -> str:
-    """The event id of DESIGN §4, written independently of the parsers."""
+    """The event id of docs/design.md §4.1, written independently of the parsers."""
     material = "\x1f".join([kind, identity, canonical_sequencer]).encode()
     return prefix + hashlib.sha256(material).hexdigest()[:32]
 

@@ -1,6 +1,6 @@
 """Shared pytest fixtures: a real Apache Kafka broker for tests marked ``kafka``.
 
-``kafka_bootstrap`` picks, in order (DESIGN.md section 6):
+``kafka_bootstrap`` picks, in order (docs/design.md §6):
 
 1. ``$KAFKA_BOOTSTRAP_SERVERS`` if set (it must answer);
 2. a Testcontainers Kafka container, when ``testcontainers`` is installed and a Docker engine

@@ -1,4 +1,4 @@
-"""DESIGN §1's conservation law on a mixed workload, through the bridge and a worker:
+"""docs/design.md §1.1's conservation law on a mixed workload, through the bridge and a worker:
 inputs = accepted + duplicate + stale + filtered + ignored + rejected."""
 
 from __future__ import annotations

@@ -224,7 +224,7 @@ def test_eventbridge_through_sqs_carries_the_same_changes() -> None:
     assert [event.version_id for event in via_eventbridge.events] == [
         event.version_id for event in native
     ]
-    # EventBridge has its own event ids (DESIGN §4): one per event, all distinct.
+    # EventBridge has its own event ids (docs/design.md §4.1): one per event, all distinct.
     ids = [event.id for event in via_eventbridge.events]
     assert len(set(ids)) == len(ids) and ids[0] == "17793124-05d4-4198-8fde-7ededc63b103"
 

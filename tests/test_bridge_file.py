@@ -1,4 +1,4 @@
-"""`seqgate bridge file` against a real broker (DESIGN §2 contracts, §7).
+"""`seqgate bridge file` against a real broker (docs/design.md §2 contracts, §7).
 
 What is checked, per run of the command in its own process:
 

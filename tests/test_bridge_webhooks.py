@@ -173,7 +173,7 @@ def gcs_case(keys: Secrets) -> Case:
             ("not bearer", Request(body, {"Authorization": "Basic eDp5"}), 401),
         ],
         [
-            # The record key is the identity: scheme gs for source gcs (DESIGN §2).
+            # The record key is the identity: scheme gs for source gcs (docs/design.md §2.1).
             Expected(f"gs://{gcs_samples.BUCKET}/{gcs_samples.NAME}", "created")
         ],
         list(parse_gcs(json.loads(body), "http:gcs").events),

@@ -1,4 +1,4 @@
-"""The `seqgate` command line (DESIGN §7), without a broker.
+"""The `seqgate` command line (docs/design.md §7), without a broker.
 
 * every command and group answers ``--help`` with an example;
 * ``seqgate parse`` prints one JSON line per record, whatever the input holds;
@@ -50,7 +50,7 @@ def command_tree(
 
 ALL_PATHS = [path for path, _ in command_tree(cli)]
 
-# Groups whose help has no example although DESIGN §7 asks for one on every command.
+# Groups whose help has no example although docs/design.md §7 asks for one on every command.
 HELP_WITHOUT_EXAMPLE: dict[tuple[str, ...], str] = {}
 
 

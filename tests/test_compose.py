@@ -1,4 +1,4 @@
-"""`docker-compose.yml` and the `Dockerfile` agree with the CLI they run (DESIGN §6, §7).
+"""`docker-compose.yml` and the `Dockerfile` agree with the CLI they run (docs/design.md §6, §7).
 
 No Docker engine runs here, so the files are checked statically against the click tree
 of `streams.cli.cli`: every `SEQGATE_*` variable a service sets is one an option reads,

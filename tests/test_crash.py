@@ -1,6 +1,6 @@
 """kill -9 the real worker process mid-stream, restart it, and check the outbox from outside.
 
-The check is DESIGN §5's invariant: replaying each input partition in offset
+The check is docs/design.md §5.7's invariant: replaying each input partition in offset
 order through the ordering rules yields exactly the outbox that a
 read_committed consumer sees — nothing missing, nothing twice — and the
 restored watermarks equal the highest accepted position of each object.

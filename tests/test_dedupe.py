@@ -1,4 +1,4 @@
-"""Dedupe-only sources (DESIGN §3): decided by event id within a record-time window."""
+"""Dedupe-only sources (docs/design.md §4.2): decided by event id within a record-time window."""
 
 from __future__ import annotations
 

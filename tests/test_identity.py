@@ -1,4 +1,4 @@
-"""Object identity, the Kafka key (DESIGN §2)."""
+"""Object identity, the Kafka key (docs/design.md §2.1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Position comparators (DESIGN §3): the aws and numeric sequencer orders."""
+"""Position comparators (docs/design.md §3): the aws and numeric sequencer orders."""
 
 from __future__ import annotations
 

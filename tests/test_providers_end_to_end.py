@@ -8,14 +8,14 @@ times byte for byte (a redelivery) and the whole list is shuffled with a fixed s
 reordering). Then a worker runs until it has caught up, and the test checks from outside:
 
 * every redelivery was published with the same event id, and distinct changes with
-  distinct ids (DESIGN §4);
+  distinct ids (docs/design.md §4);
 * each input's outcome is the one the ordering rules predict, computed here independently
-  (DESIGN §3): for the ordered sources (S3, Azure) a write is accepted iff its sequencer is
+  (docs/design.md §3): for the ordered sources (S3, Azure) a write is accepted iff its sequencer is
   above the highest one seen for its object, in arrival order (an older write arriving after
   a newer one is ``stale``); for the dedupe-only ones, one acceptance per distinct change;
   other kinds than ``created`` are ``filtered``;
 * the outbox holds exactly the predicted accepted events, ``seqgate verify`` agrees, every
-  provider appears, and the worker's counters satisfy the conservation law (DESIGN §1);
+  provider appears, and the worker's counters satisfy the conservation law (docs/design.md §1.1);
 * ``seqgate parse`` recognizes the body of one request of each auto-detected provider.
 """
 
@@ -87,7 +87,7 @@ keys = bridge_webhooks.keys  # the routes' generated secrets and Google's signin
 
 SEED = 20261125
 PROVIDERS = ("s3", "gcs", "azure", "supabase", "b2", "box", "cloudinary", "appwrite")
-ORDERED = frozenset({"s3", "azure"})  # the default ordered sources (DESIGN §3)
+ORDERED = frozenset({"s3", "azure"})  # the default ordered sources (docs/design.md §3)
 AUTO_DETECTED = ("gcs", "azure", "supabase", "b2", "box")  # what `seqgate parse` recognizes
 S3_TOKEN = "s3-end-to-end"
 DELETE_MARKER = "ObjectRemoved:DeleteMarkerCreated"
@@ -359,7 +359,7 @@ def deliveries(changes: list[Change], seed: int = SEED) -> list[Change]:
     return sent
 
 
-# ---- the prediction (DESIGN §3, written independently of streams/policy.py) ----------------------
+# ---- the prediction (docs/design.md §3, written independently of streams/policy.py) ----------
 
 
 def predict(sent: list[Change]) -> list[str]:
@@ -481,7 +481,7 @@ def test_every_provider_through_one_pipeline_with_redeliveries_and_reordering(
         chain = [r.previous_position for key, r in outbox if key == identity]
         assert chain == [None, *positions[:-1]], identity
 
-    # verify (DESIGN §5) agrees.
+    # verify (docs/design.md §5.7) agrees.
     report = verify(verify_target(config))
     assert report.ok(), report
     assert report.totals()["inputs"] == len(sent)

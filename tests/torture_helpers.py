@@ -1,7 +1,7 @@
 """Shared machinery of the torture tests (issue 4): workloads, worker processes, probes.
 
 The torture tests run `seqgate worker` as real subprocesses, hurt them (SIGKILL,
-SIGSTOP, deleted state, a killed broker) and check DESIGN §5's invariant from
+SIGSTOP, deleted state, a killed broker) and check docs/design.md §5.7's invariant from
 outside with `streams.verify.verify`.
 """
 

@@ -1,4 +1,4 @@
-"""The `seqgate` command line (DESIGN §7).
+"""The `seqgate` command line (docs/design.md §7).
 
 Configuration precedence: command-line flags, then `SEQGATE_*` environment
 variables, then the optional YAML file given with `--config`, then defaults.

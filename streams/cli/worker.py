@@ -285,7 +285,7 @@ def verify(
     policy: Policy,
     as_json: bool,
 ) -> None:
-    """Check the outbox against a replay of the input (DESIGN §5's invariant).
+    """Check the outbox against a replay of the input (docs/design.md §5.7's invariant).
 
     Replays each input partition up to the group's committed offset through
     the worker's decision rule, and compares with the outbox as a

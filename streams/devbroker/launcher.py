@@ -1,6 +1,6 @@
 """Development broker: a single-node Apache Kafka (KRaft) run from the Maven Central jars.
 
-This is for development and tests only (DESIGN.md section 6). The first use resolves
+This is for development and tests only (docs/design.md §6). The first use resolves
 ``org.apache.kafka:kafka_2.13`` and its runtime dependencies with Maven into
 ``${SEQGATE_HOME:-~/.cache/seqgate}/kafka-<version>/libs``; later uses only need Java 17+.
 

@@ -26,7 +26,7 @@ order of the records of one identity.
   the order in which seqgate accepted its events: last accepted wins, which is
   what a consumer reading the outbox in order would keep. Offsets of different
   partitions are not comparable, so this holds only while the input topic's
-  partition count is unchanged (changing it moves identities anyway, DESIGN §2);
+  partition count is unchanged (changing it moves identities anyway, docs/design.md §2.1);
   a replay (``seqgate reset``) reproduces the same offsets and so the same keys.
 
 Keys are compared only between records of the same identity, whose source,
