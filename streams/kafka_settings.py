@@ -18,11 +18,12 @@ from pathlib import Path
 
 from confluent_kafka import Consumer, KafkaException, Producer
 
+from streams.logs import MASK, mask_values
+
 DEFAULT_TIMEOUT_S = 15.0
 ENV_PREFIX = "SEQGATE_KAFKA_"
 # Variables under the prefix that are seqgate's own options, not client properties.
 RESERVED_VARIABLES = frozenset({"SEQGATE_KAFKA_CONFIG", "SEQGATE_KAFKA_TIMEOUT"})
-MASK = "***"
 
 
 class KafkaSettingsError(ValueError):
@@ -121,9 +122,7 @@ class KafkaSettings:
 
     def mask(self, text: str) -> str:
         """`text` (a librdkafka message, say) with every secret value replaced by ***."""
-        for value in sorted(self.secrets(), key=len, reverse=True):
-            text = text.replace(value, MASK)
-        return text
+        return mask_values(text, self.secrets())
 
     def environment(self) -> dict[str, str]:
         """Variables that give a child `seqgate` process these same settings (secrets stay
@@ -313,24 +312,25 @@ _QUIET.propagate = False
 
 
 def check_with_librdkafka(settings: KafkaSettings) -> None:
-    """Let librdkafka itself judge every property, one at a time (so that the error names
-    where the bad one came from) and then all together (a CA file that cannot be read,
-    a SASL mechanism this build lacks), as a producer and as a consumer.
+    """Let librdkafka itself judge the properties all together (a CA file that cannot be
+    read, a SASL mechanism this build lacks), as a producer and as a consumer; when it
+    refuses them, one at a time, so that the error names where the bad one came from.
 
     Creating a client without `bootstrap.servers` opens no connection.
     """
-    for name, value in settings.properties.items():
-        problem = _librdkafka_problem({name: value})
-        # "Failed to create ..." judges the combination (security.protocol=SASL_SSL alone
-        # asks for GSSAPI): left to the check of all properties together.
-        if problem and not problem.startswith("Failed to create"):
-            hint = _JAVA_ONLY_HINTS.get(name, problem)
-            raise KafkaSettingsError(settings.mask(f"{_shown(settings, name)}: {hint}"))
     problem = _librdkafka_problem(dict(settings.properties))
-    if problem:
-        culprit = _culprit(problem, settings)
-        where = f"{_shown(settings, culprit)}: " if culprit else ""
-        raise KafkaSettingsError(settings.mask(f"Kafka client properties: {where}{problem}"))
+    if not problem:
+        return
+    for name, value in settings.properties.items():
+        alone = _librdkafka_problem({name: value})
+        # "Failed to create ..." judges the combination (security.protocol=SASL_SSL alone
+        # asks for GSSAPI): left to the message of all properties together.
+        if alone and not alone.startswith("Failed to create"):
+            hint = _JAVA_ONLY_HINTS.get(name, alone)
+            raise KafkaSettingsError(settings.mask(f"{_shown(settings, name)}: {hint}"))
+    culprit = _culprit(problem, settings)
+    where = f"{_shown(settings, culprit)}: " if culprit else ""
+    raise KafkaSettingsError(settings.mask(f"Kafka client properties: {where}{problem}"))
 
 
 def _shown(settings: KafkaSettings, name: str) -> str:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from collections.abc import Iterable
 from typing import Any
 
 _STANDARD_ATTRIBUTES = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
-_MASK = "***"
+MASK = "***"
 # Values never to be written (Kafka passwords and keys): the formatter masks them in every
 # line, whichever logger (librdkafka's debug output included) produced it.
 _SECRETS: set[str] = set()
@@ -19,10 +20,17 @@ def redact(values: list[str]) -> None:
     _SECRETS.update(value for value in values if value)
 
 
-def masked(text: str) -> str:
-    for value in sorted(_SECRETS, key=len, reverse=True):
-        text = text.replace(value, _MASK).replace(json.dumps(value)[1:-1], _MASK)
+def mask_values(text: str, values: Iterable[str]) -> str:
+    """`text` with each of `values` (also as JSON escapes it) replaced by ***, the longest
+    first so that a secret containing another is masked whole."""
+    for value in sorted((value for value in values if value), key=len, reverse=True):
+        text = text.replace(value, MASK).replace(json.dumps(value)[1:-1], MASK)
     return text
+
+
+def masked(text: str) -> str:
+    """`text` with every value given to `redact` masked."""
+    return mask_values(text, _SECRETS)
 
 
 class JsonFormatter(logging.Formatter):
