@@ -44,6 +44,7 @@ from streams.cli.options import (
     reach,
     s3_parse_option,
     setting,
+    stacked,
 )
 from streams.errors import CliError
 from streams.kafka_settings import KafkaSettings
@@ -213,10 +214,7 @@ def _webhook_options(func: Callable[..., Any]) -> Callable[..., Any]:
             " public address, not --host/--port.",
         ),
     ]
-    wrapped: Callable[..., Any] = with_webhooks
-    for option in reversed(options):
-        wrapped = option(wrapped)
-    return wrapped
+    return stacked(with_webhooks, options)
 
 
 _SPARE_FILES = 128  # the producer's sockets and pipes, logs, the listening socket

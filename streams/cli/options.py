@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import click
 
@@ -34,6 +34,15 @@ F = TypeVar("F", bound=Callable[..., Any])
 def setting(flag: str, envvar: str, **kwargs: Any) -> Callable[[F], F]:
     """An option that can also come from a SEQGATE_* variable, both shown in --help."""
     return click.option(flag, envvar=envvar, show_envvar=True, show_default=True, **kwargs)
+
+
+def stacked(func: F, options: list[Callable[[Any], Any]]) -> F:
+    """`func` under `options`, the first of them outermost (shown first in --help), as if
+    each had been written as a decorator above it in that order."""
+    wrapped: Any = func
+    for option in reversed(options):
+        wrapped = option(wrapped)
+    return cast(F, wrapped)
 
 
 # ---- shared options ------------------------------------------------------------------------------
@@ -104,10 +113,7 @@ def _kafka_options(func: Callable[..., Any], *, required: bool) -> Callable[...,
             " (Kafka unreachable).",
         ),
     ]
-    wrapped: Callable[..., Any] = with_kafka
-    for option in reversed(options):
-        wrapped = option(wrapped)
-    return wrapped
+    return stacked(with_kafka, options)
 
 
 def build_kafka(
@@ -220,10 +226,7 @@ def policy_options(func: Callable[..., Any]) -> Callable[..., Any]:
             " source suppresses its redeliveries.",
         ),
     ]
-    wrapped: Callable[..., Any] = with_policy
-    for option in reversed(options):
-        wrapped = option(wrapped)
-    return wrapped
+    return stacked(with_policy, options)
 
 
 def _names(text: str) -> list[str]:
@@ -306,10 +309,7 @@ def filter_options(func: Callable[..., Any]) -> Callable[..., Any]:
             " Filtered events are counted, not published nor dead-lettered.",
         ),
     ]
-    wrapped: Callable[..., Any] = with_filter
-    for option in reversed(options):
-        wrapped = option(wrapped)
-    return wrapped
+    return stacked(with_filter, options)
 
 
 def s3_parse_option(func: Callable[..., Any]) -> Callable[..., Any]:

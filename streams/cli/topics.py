@@ -15,6 +15,7 @@ from streams.cli.options import (
     kafka_options,
     reach,
     setting,
+    stacked,
     topic_options,
 )
 from streams.errors import CliError
@@ -56,9 +57,7 @@ def _extra_topic_options(func: Callable[..., Any]) -> Callable[..., Any]:
             help="Also this audit log topic (`seqgate worker --audit-topic`).",
         ),
     ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+    return stacked(func, options)
 
 
 def _roles(

@@ -22,6 +22,7 @@ from streams.cli.options import (
     reach,
     session_timeout_option,
     setting,
+    stacked,
     topic_options,
 )
 from streams.errors import CliError
@@ -126,9 +127,7 @@ def worker_options(func: F) -> F:
             " transactional.id = <application-id>-<instance-id>.",
         ),
     ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+    return stacked(func, options)
 
 
 @cli.command()
