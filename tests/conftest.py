@@ -25,6 +25,7 @@ import re
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import NoReturn
 
 import pytest
@@ -93,14 +94,36 @@ def _testcontainers_kafka() -> Iterator[str]:
         yield str(kafka.get_bootstrap_server())
 
 
-def _no_kafka(reason: str) -> NoReturn:
+_NO_KAFKA_REMEDY = "set KAFKA_BOOTSTRAP_SERVERS, or SEQGATE_ALLOW_NO_KAFKA=1 to skip these tests"
+
+
+def _no_kafka(reason: str, remedy: str = _NO_KAFKA_REMEDY) -> NoReturn:
     if os.environ.get("SEQGATE_ALLOW_NO_KAFKA") == "1":
         pytest.skip(f"no Kafka broker (SEQGATE_ALLOW_NO_KAFKA=1): {reason}")
-    pytest.fail(
-        f"no Kafka broker for the tests: {reason} "
-        "(set KAFKA_BOOTSTRAP_SERVERS, or SEQGATE_ALLOW_NO_KAFKA=1 to skip these tests)",
-        pytrace=False,
-    )
+    pytest.fail(f"no Kafka broker for the tests: {reason} ({remedy})", pytrace=False)
+
+
+@contextlib.contextmanager
+def _launcher_broker(
+    config: pytest.Config, data_dir: Path, security: str
+) -> Iterator[BrokerHandle]:
+    """A broker of the project's own launcher for the session; no broker is `_no_kafka`."""
+    label = "launcher" if security == "plaintext" else f"launcher ({security})"
+    stack = contextlib.ExitStack()
+    try:
+        handle = stack.enter_context(
+            running_broker(
+                data_dir,
+                security=security,
+                progress=lambda line: _announce(config, f"{label}: {line}"),
+            )
+        )
+    except (BrokerError, OSError) as exc:
+        # The secured broker always comes from the launcher: KAFKA_BOOTSTRAP_SERVERS is no cure.
+        remedy = _NO_KAFKA_REMEDY if security == "plaintext" else "SEQGATE_ALLOW_NO_KAFKA=1 skips"
+        _no_kafka(f"the local launcher failed to start a {security} broker: {exc}", remedy)
+    with stack:
+        yield handle
 
 
 @pytest.fixture(scope="session")
@@ -145,21 +168,7 @@ def kafka_source(
         f"starting the local launcher's Kafka {KAFKA_VERSION} broker "
         f"(no Testcontainers: {'; '.join(notes)})",
     )
-    stack = contextlib.ExitStack()
-    handle: BrokerHandle | None = None
-    failure = ""
-    try:
-        handle = stack.enter_context(
-            running_broker(
-                tmp_path_factory.mktemp("kafka-broker"),
-                progress=lambda line: _announce(config, f"launcher: {line}"),
-            )
-        )
-    except BrokerError as exc:
-        failure = str(exc)
-    if handle is None:
-        _no_kafka(f"the local launcher failed: {failure}")
-    with stack:
+    with _launcher_broker(config, tmp_path_factory.mktemp("kafka-broker"), "plaintext") as handle:
         _announce(
             config,
             f"using the local launcher's broker at {handle.bootstrap_servers} "
@@ -192,26 +201,12 @@ def secured_kafka(
     """
     config = request.config
     _announce(config, f"starting a SASL_SSL Kafka {KAFKA_VERSION} broker with the launcher")
-    stack = contextlib.ExitStack()
-    handle: BrokerHandle | None = None
-    failure = ""
-    try:
-        handle = stack.enter_context(
-            running_broker(
-                tmp_path_factory.mktemp("kafka-secured"),
-                security="sasl_ssl",
-                progress=lambda line: _announce(config, f"launcher (sasl_ssl): {line}"),
+    with _launcher_broker(config, tmp_path_factory.mktemp("kafka-secured"), "sasl_ssl") as handle:
+        if handle.client_properties is None or handle.ca_file is None:
+            _no_kafka(
+                "the local launcher's SASL_SSL broker has no client properties",
+                "SEQGATE_ALLOW_NO_KAFKA=1 skips",
             )
-        )
-    except (BrokerError, OSError) as exc:
-        failure = str(exc)
-    if handle is None or handle.client_properties is None or handle.ca_file is None:
-        stack.close()
-        reason = f"the local launcher failed to start a SASL_SSL broker: {failure}"
-        if os.environ.get("SEQGATE_ALLOW_NO_KAFKA") == "1":
-            pytest.skip(f"no secured Kafka broker (SEQGATE_ALLOW_NO_KAFKA=1): {reason}")
-        pytest.fail(f"{reason} (SEQGATE_ALLOW_NO_KAFKA=1 skips these tests)", pytrace=False)
-    with stack:
         settings = read_client_properties(handle.client_properties)
         _announce(
             config,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -24,6 +25,14 @@ from streams.processor import Decision, Worker, WorkerConfig
 from streams.replay import InputRecord
 from streams.topics import create_topics, pipeline_topics
 from streams.verify import VerifyTarget
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound once, then released): connection refused."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
 
 
 def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:

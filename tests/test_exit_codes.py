@@ -6,9 +6,7 @@ Each command runs as its own process (no traceback may reach stderr)."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +16,8 @@ import click
 import pytest
 
 from streams.cli import cli
+from tests.kafka_helpers import closed_port
+from tests.test_bridge_file import clean_env
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLE_MARK = "<!-- exit-codes:"
@@ -65,13 +65,6 @@ def test_exactly_the_commands_that_open_kafka_document_code_3() -> None:
         assert documented == opens_kafka(command), name
 
 
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
-
-
 def required_arguments(command: str, tmp: Path) -> list[str]:
     notifications = tmp / "n.jsonl"
     notifications.write_text("")
@@ -89,13 +82,11 @@ def required_arguments(command: str, tmp: Path) -> list[str]:
 
 
 def environment() -> dict[str, str]:
-    env = {
-        name: value
-        for name, value in os.environ.items()
-        if not name.startswith(("SEQGATE_", "KAFKA_", "AWS_"))
-    }
+    """`clean_env` without the caller's AWS settings (a profile `bridge sqs` would read)
+    and with this tree's code, whatever the venv has installed."""
+    env = {name: value for name, value in clean_env().items() if not name.startswith("AWS_")}
     env["AWS_ACCESS_KEY_ID"] = env["AWS_SECRET_ACCESS_KEY"] = "testing"
-    env["PYTHONPATH"] = str(ROOT)  # this tree's code, whatever the venv has installed
+    env["PYTHONPATH"] = str(ROOT)
     return env
 
 

@@ -16,13 +16,7 @@ from confluent_kafka import KafkaError
 
 from streams.kafka_reach import KafkaUnreachableError, classify, ensure_reachable
 from streams.kafka_settings import KafkaSettings
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
+from tests.kafka_helpers import closed_port
 
 
 @contextlib.contextmanager

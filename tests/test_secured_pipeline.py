@@ -6,7 +6,6 @@ cause, exit code 3, well within `--kafka-timeout`. Every command is its own proc
 from __future__ import annotations
 
 import json
-import os
 import signal
 import sqlite3
 import subprocess
@@ -21,6 +20,7 @@ from confluent_kafka import Consumer, TopicPartition
 from connectors.samples import s3_notification, s3_record, to_bytes
 from streams.devbroker.security import read_client_properties, write_unrelated_ca
 from tests.secure_helpers import SecuredKafka
+from tests.test_bridge_file import clean_env
 
 pytestmark = [pytest.mark.kafka, pytest.mark.timeout(600)]
 
@@ -31,7 +31,7 @@ def seqgate(*args: str, cwd: Path, timeout: float = 120) -> subprocess.Completed
     return subprocess.run(
         [sys.executable, "-m", "streams.cli", *args],
         cwd=cwd,
-        env=clean_env(),
+        env=this_tree_env(),
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -39,14 +39,9 @@ def seqgate(*args: str, cwd: Path, timeout: float = 120) -> subprocess.Completed
     )
 
 
-def clean_env() -> dict[str, str]:
-    env = {
-        name: value
-        for name, value in os.environ.items()
-        if not name.startswith(("SEQGATE_", "KAFKA_"))
-    }
-    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)  # this tree's code
-    return env
+def this_tree_env() -> dict[str, str]:
+    """No SEQGATE_* nor KAFKA_BOOTSTRAP_SERVERS; this tree's code, whatever the venv has."""
+    return clean_env({"PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
 
 
 def write_notifications(path: Path) -> int:
@@ -120,7 +115,7 @@ def worker_process(
             str(tmp_path / "state"),
         ],
         cwd=tmp_path,
-        env=clean_env(),
+        env=this_tree_env(),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
