@@ -3,9 +3,7 @@ FROM python:3.11-slim
 
 WORKDIR /app
 COPY pyproject.toml README.md ./
-COPY connectors ./connectors
-COPY schemas ./schemas
-COPY streams ./streams
+COPY seqgate ./seqgate
 RUN pip install --no-cache-dir .
 
 # RocksDB state lives here; mount a volume to keep it across restarts

@@ -6,9 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
 echo "== ruff"
-.venv/bin/ruff check connectors schemas streams tests
+.venv/bin/ruff check seqgate tests
 echo "== mypy --strict"
-.venv/bin/mypy --strict connectors schemas streams
+.venv/bin/mypy --strict seqgate
 echo "== postgres"
 # The dispatcher's PostgreSQL tests need a server: start a throwaway one unless given one.
 if [ -z "${SEQGATE_TEST_POSTGRES_URL:-}" ]; then
@@ -36,7 +36,7 @@ if ! command -v iptables >/dev/null 2>&1; then
   fi
 fi
 if [ -n "${CI:-}" ] && ! command -v iptables >/dev/null 2>&1; then
-  echo "iptables is required in CI (tests/test_torture_txn_timeout.py)" >&2
+  echo "iptables is required in CI (tests/torture/test_torture_txn_timeout.py)" >&2
   exit 1
 fi
 echo "== pytest"

@@ -6,7 +6,8 @@
 2. a Testcontainers Kafka container, when ``testcontainers`` is installed and a Docker engine
    answers (image ``$SEQGATE_TESTCONTAINERS_KAFKA_IMAGE``, default ``confluentinc/cp-kafka:7.6.0``;
    not exercised on the CI machines, which have no Docker engine);
-3. the project's own launcher (:func:`streams.devbroker.running_broker`), Kafka 4.1.1 from
+3. the project's own launcher (:func:`seqgate.streams.devtools.broker.running_broker`), Kafka 4.1.1
+from
    Maven Central, in a pytest temporary directory, stopped at the end of the session.
 
 The choice and the bootstrap address are printed on the terminal. If no broker can be had the
@@ -14,7 +15,7 @@ fixture fails (every test that needs it errors); with ``SEQGATE_ALLOW_NO_KAFKA=1
 are skipped instead.
 
 ``secured_kafka`` is a second, SASL_SSL-only broker (SCRAM-SHA-512 over TLS) always started by
-the launcher, for tests of secured clients (:class:`tests.secure_helpers.SecuredKafka`).
+the launcher, for tests of secured clients (:class:`tests.support.secure_helpers.SecuredKafka`).
 """
 
 from __future__ import annotations
@@ -30,15 +31,15 @@ from typing import NoReturn
 
 import pytest
 
-from streams.devbroker.launcher import (
+from seqgate.streams.devtools.broker.launcher import (
     KAFKA_VERSION,
     BrokerError,
     BrokerHandle,
     broker_answers,
     running_broker,
 )
-from streams.devbroker.security import read_client_properties
-from tests.secure_helpers import SecuredKafka
+from seqgate.streams.devtools.broker.security import read_client_properties
+from tests.support.secure_helpers import SecuredKafka
 
 _DEFAULT_TC_IMAGE = "confluentinc/cp-kafka:7.6.0"
 

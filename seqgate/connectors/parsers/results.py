@@ -1,0 +1,93 @@
+"""What normalizing one received message produced, record by record, in input order.
+
+Every record of the input yields exactly one item: an `ObjectEvent`, a
+`Rejection` (dead-lettered with a reason) or an `Ignored` (a provider's test
+or handshake message: no work, no dead letter). Envelopes that carry several
+messages (an SQS batch, a Lambda event) concatenate the results of their
+parts with `concat`, which numbers the records of the whole input.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from seqgate.schemas.reasons import Rejection, RejectReason
+from seqgate.schemas.records import ObjectEvent
+
+
+@dataclass(frozen=True, slots=True)
+class Ignored:
+    """A message that asks for no work: a test event or a subscription handshake."""
+
+    reason: str  # stable code, e.g. "s3_test_event", "sns_subscription_confirmation"
+    message: str
+    record_index: int | None = None
+
+
+ParsedItem = ObjectEvent | Rejection | Ignored
+
+
+@dataclass(frozen=True, slots=True)
+class ParseResult:
+    items: tuple[ParsedItem, ...]
+
+    @classmethod
+    def of(cls, *items: ParsedItem) -> ParseResult:
+        return cls(tuple(items))
+
+    @classmethod
+    def rejected(
+        cls, reason: RejectReason, message: str, record_index: int | None = None
+    ) -> ParseResult:
+        return cls((Rejection(reason, message, record_index),))
+
+    @property
+    def events(self) -> list[ObjectEvent]:
+        return [item for item in self.items if isinstance(item, ObjectEvent)]
+
+    @property
+    def rejections(self) -> list[Rejection]:
+        return [item for item in self.items if isinstance(item, Rejection)]
+
+    @property
+    def ignored(self) -> list[Ignored]:
+        return [item for item in self.items if isinstance(item, Ignored)]
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
+def concat(parts: Iterable[ParseResult]) -> ParseResult:
+    """Join the results of the parts of one input, in order.
+
+    With a single part its numbering stands (`record_index` None means the
+    whole message). With several, every rejection and ignored item is
+    renumbered to its position among all the records of the input.
+    """
+    parts = list(parts)
+    if len(parts) == 1:
+        return parts[0]
+    items: list[ParsedItem] = []
+    for part in parts:
+        for item in part.items:
+            if isinstance(item, (Rejection, Ignored)):
+                item = dataclasses.replace(item, record_index=len(items))
+            items.append(item)
+    return ParseResult(tuple(items))
+
+
+def describe(item: ParsedItem, origin: str) -> dict[str, Any]:
+    """The JSON form of one item, as `seqgate parse` prints it."""
+    if isinstance(item, ObjectEvent):
+        return {"status": "event", **item.to_dict()}
+    status = "rejected" if isinstance(item, Rejection) else "ignored"
+    return {
+        "status": status,
+        "reason": str(item.reason),
+        "message": item.message,
+        "record_index": item.record_index,
+        "origin": origin,
+    }

@@ -1,0 +1,295 @@
+"""Publishing normalized events and dead letters to Kafka (the bridge's output).
+
+The producer is idempotent (acks=all, enable.idempotence) and partitions
+with murmur2 on the object identity, the Java client's partitioner, so that
+all events of one object land in one partition whoever produces them.
+
+Every `submit` returns its own :class:`Delivery`, which counts the delivery
+reports of that message's records only: a source that shares one flush among
+many messages (the HTTP bridge) answers each message from its own records, so
+one message's failure never fails another. A source that acknowledges all it
+submitted at once uses `flush`, which raises unless every record since the
+previous flush was acknowledged.
+
+A failure to queue a message's records (an event that cannot be encoded is not
+one: it becomes a dead letter, reason ``invalid_field``) fails that message
+alone: its Delivery says why, and nothing more of it is queued.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+from confluent_kafka import KafkaError, KafkaException, Message, Producer
+
+from seqgate.connectors.parsers.results import ParsedItem, ParseResult
+from seqgate.connectors.publish.dead_letters import rejected_record
+from seqgate.schemas.codec import OBJECT_EVENT, REJECTED_RECORD, CodecError
+from seqgate.schemas.identity import event_identity
+from seqgate.schemas.reasons import Rejection, RejectReason
+from seqgate.schemas.records import ObjectEvent
+from seqgate.streams.runtime.kafka_clients import client_config
+from seqgate.streams.runtime.kafka_settings import KafkaSettings
+
+
+class PublishError(Exception):
+    """Kafka did not acknowledge everything: the source must not be acknowledged."""
+
+
+@dataclass
+class BridgeCounters:
+    """What became of each input record at the bridge."""
+
+    counts: Counter[str] = field(default_factory=Counter)
+
+    def add(self, outcome: str, count: int = 1) -> None:
+        self.counts[outcome] += count
+
+    def as_dict(self) -> dict[str, int]:
+        return {name: self.counts[name] for name in ("published", "ignored", "rejected")}
+
+
+@dataclass(frozen=True, slots=True)
+class Topics:
+    events: str = "object-events"
+    rejected: str = "object-events.rejected"
+
+
+DEFAULT_DELIVERY_TIMEOUT_MS = 30_000
+# librdkafka's own default; the producer refuses a larger record before sending it.
+DEFAULT_MAX_MESSAGE_BYTES = 1_000_000
+
+
+class LocalFailure(Exception):
+    """A message's records could not be queued (nothing more of it is)."""
+
+
+@dataclass(eq=False)
+class Delivery:
+    """The delivery reports of the records of one submitted message, and only those.
+
+    ``result`` is what was written: an event that could not be encoded is a dead
+    letter there (reason ``invalid_field``), so counting from it counts what the
+    topics hold.
+    """
+
+    result: ParseResult
+    queued: int = 0
+    acknowledged: int = 0
+    refusals: list[str] = field(default_factory=list)
+    local_error: str | None = None
+
+    def on_delivery(self, error: KafkaError | None, message: Message) -> None:
+        if error is None:
+            self.acknowledged += 1
+        else:
+            self.refusals.append(f"{message.topic()}: {error.str()}")
+
+    @property
+    def settled(self) -> bool:
+        """Every queued record has its delivery report."""
+        return self.acknowledged + len(self.refusals) == self.queued
+
+    @property
+    def complete(self) -> bool:
+        """Every record of the message was queued and acknowledged by Kafka."""
+        return self.local_error is None and self.acknowledged == self.queued
+
+    def problem(self) -> str:
+        """Why the message is not complete (one line)."""
+        if self.local_error is not None:
+            return self.local_error
+        if self.refusals:
+            return f"Kafka refused {len(self.refusals)} record(s): " + "; ".join(
+                sorted(set(self.refusals))[:3]
+            )
+        missing = self.queued - self.acknowledged
+        return f"{missing} of {self.queued} record(s) not acknowledged by Kafka yet"
+
+
+class EventPublisher:
+    """Publishes what the normalizer made of each message.
+
+    `delivery_timeout_ms` bounds how long Kafka may take to acknowledge a
+    record (librdkafka's message.timeout.ms): past it the record counts as
+    refused, `flush` raises, and the source must not be acknowledged.
+    """
+
+    def __init__(
+        self,
+        kafka: KafkaSettings,
+        topics: Topics,
+        extra_config: dict[str, str] | None = None,
+        *,
+        delivery_timeout_ms: int = DEFAULT_DELIVERY_TIMEOUT_MS,
+    ) -> None:
+        self.topics = topics
+        self.counters = BridgeCounters()
+        self.delivery_timeout_ms = delivery_timeout_ms
+        config = {
+            "enable.idempotence": True,
+            "acks": "all",
+            "linger.ms": 5,
+            "partitioner": "murmur2_random",
+            "message.timeout.ms": delivery_timeout_ms,
+            **(extra_config or {}),
+        }
+        extra = extra_config or {}
+        self._max_message_bytes = int(extra.get("message.max.bytes", DEFAULT_MAX_MESSAGE_BYTES))
+        self._watched: list[Delivery] = []  # submitted since the last flush, not yet settled
+        self._producer = Producer(client_config(kafka, **config))
+
+    def submit(self, result: ParseResult, raw: bytes, origin: str) -> Delivery:
+        """Queue the records of one message; its Delivery tells what became of them.
+
+        Never raises for one message's trouble: an event that cannot be encoded
+        becomes a dead letter; a record that cannot be queued (too large, the
+        producer's queue full past the delivery timeout, ...) fails the message,
+        recorded in its Delivery, and `flush` raises for it.
+        """
+        try:
+            written, records = self._encode(result, raw, origin)
+        except LocalFailure as error:
+            delivery = Delivery(result, local_error=str(error))
+            self._watched.append(delivery)
+            return delivery
+        delivery = Delivery(written)
+        self._watched.append(delivery)
+        try:
+            for topic, key, value in records:
+                self._produce(topic, key, value, delivery)
+        except LocalFailure as error:
+            delivery.local_error = str(error)
+            return delivery
+        self.counters.add("published", len(written.events))
+        self.counters.add("rejected", len(written.rejections))
+        self.counters.add("ignored", len(written.ignored))
+        return delivery
+
+    def _encode(
+        self, result: ParseResult, raw: bytes, origin: str
+    ) -> tuple[ParseResult, list[tuple[str, bytes, bytes]]]:
+        """Encode every record before any is queued: (the result as written, the records)."""
+        items: list[ParsedItem] = []
+        records: list[tuple[str, bytes, bytes]] = []
+        changed = False
+        for index, item in enumerate(result.items):
+            if isinstance(item, ObjectEvent):
+                try:
+                    records.append(self._event_record(item))
+                except CodecError as error:
+                    changed = True
+                    item = Rejection(
+                        RejectReason.INVALID_FIELD,
+                        f"the event cannot be written to Kafka: {error}",
+                        index,
+                    )
+            if isinstance(item, Rejection):
+                records.append(self._dead_letter(item, raw, origin))
+            items.append(item)
+        for topic, key, value in records:
+            if len(key) + len(value) > self._max_message_bytes:
+                raise LocalFailure(
+                    f"a record for {topic} is {len(key) + len(value)} bytes, above the"
+                    f" producer's message.max.bytes ({self._max_message_bytes})"
+                )
+        return (ParseResult(tuple(items)) if changed else result), records
+
+    def _event_record(self, event: ObjectEvent) -> tuple[str, bytes, bytes]:
+        value = OBJECT_EVENT.encode(event)  # first: it refuses what UTF-8 cannot hold
+        key = event_identity(event.source, event.bucket, event.key).encode("utf-8")
+        return self.topics.events, key, value
+
+    def _dead_letter(
+        self, rejection: Rejection, raw: bytes, origin: str
+    ) -> tuple[str, bytes, bytes]:
+        record = rejected_record(rejection, raw, origin)
+        try:
+            value = REJECTED_RECORD.encode(record)
+        except CodecError as error:
+            raise LocalFailure(f"a dead letter cannot be written to Kafka: {error}") from error
+        return self.topics.rejected, record.origin.encode("utf-8"), value
+
+    def _produce(self, topic: str, key: bytes, value: bytes, delivery: Delivery) -> None:
+        deadline = time.monotonic() + self.delivery_timeout_ms / 1000 + 5
+        while True:
+            try:
+                self._producer.produce(
+                    topic, key=key, value=value, on_delivery=delivery.on_delivery
+                )
+                break
+            except BufferError:
+                # The local queue is full: wait for deliveries (or their
+                # timeouts) to make room rather than fail the whole input.
+                if time.monotonic() > deadline:
+                    raise LocalFailure(
+                        "the producer's queue stayed full past the delivery timeout"
+                    ) from None
+                self._producer.poll(0.1)
+            except KafkaException as error:
+                raise LocalFailure(f"the producer refused a record for {topic}: {error}") from error
+        delivery.queued += 1
+        self._producer.poll(0)
+
+    def settle(self, timeout: float | None = None) -> int:
+        """Wait for the delivery reports of everything queued (each lands in its
+        message's Delivery); the number of records still without one."""
+        if timeout is None:
+            timeout = self.delivery_timeout_ms / 1000 + 5
+        remaining = int(self._producer.flush(timeout))
+        self._watched = [delivery for delivery in self._watched if not delivery.settled]
+        return remaining
+
+    def flush(self, timeout: float | None = None) -> None:
+        """Wait for every queued record; raise PublishError unless every record
+        submitted since the previous flush was acknowledged.
+
+        By default waits a little longer than the delivery timeout, so that
+        every record has either been acknowledged or reported as failed.
+        """
+        if timeout is None:
+            timeout = self.delivery_timeout_ms / 1000 + 5
+        watched = self._watched
+        remaining = self.settle(timeout)
+        self._watched = []
+        if remaining:
+            raise PublishError(
+                f"{remaining} record(s) not acknowledged by Kafka within {timeout:.0f}s:"
+                " is the broker reachable? (--bootstrap-servers)"
+            )
+        refusals = [refusal for delivery in watched for refusal in delivery.refusals]
+        if refusals:
+            raise PublishError(
+                f"Kafka refused {len(refusals)} record(s): "
+                + "; ".join(sorted(set(refusals))[:3])
+                + " — is the broker reachable? (--bootstrap-servers)"
+            )
+        local = [delivery.local_error for delivery in watched if delivery.local_error]
+        if local:
+            raise PublishError(f"{len(local)} message(s) could not be queued: {local[0]}")
+
+    def reachable(self, timeout: float = 5.0) -> bool:
+        """Whether the producer gets an answer from the cluster (a metadata request);
+        for readiness probes."""
+        try:
+            self._producer.list_topics(timeout=timeout)
+        except KafkaException:
+            return False
+        return True
+
+    def close(self) -> None:
+        """Flush what is queued, then release the producer's connections and threads.
+
+        On failure the records still queued are purged, so closing never
+        waits for them: they were not acknowledged and PublishError says so.
+        """
+        try:
+            self.flush()
+        except PublishError:
+            self._producer.purge()
+            self._producer.flush(0)
+            raise
+        finally:
+            self._producer.close()

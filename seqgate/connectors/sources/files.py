@@ -1,0 +1,67 @@
+"""Reading notifications from files or stdin (replays, tests, the demo).
+
+A file holds either one JSON document (pretty-printed or not) or JSON
+Lines: one notification per non-blank line. Each message keeps its exact
+bytes and an origin `file:<path>:<line>` so a dead letter points back to
+where it came from.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from seqgate.connectors.parsers.json_fields import brackets_balanced, nesting_exceeds
+
+
+@dataclass(frozen=True, slots=True)
+class RawMessage:
+    raw: bytes
+    origin: str
+
+
+def read_messages(path: str, *, jsonl: bool = False) -> Iterator[RawMessage]:
+    """Yield the messages of one file; `-` reads standard input; a directory
+    stands for the regular files directly in it, in name order, hidden ones skipped."""
+    if path == "-":
+        yield from split_messages(sys.stdin.buffer.read(), "stdin", jsonl=jsonl)
+        return
+    location = Path(path)
+    if location.is_dir():
+        for child in sorted(location.iterdir()):
+            if child.is_file() and not child.name.startswith("."):
+                yield from split_messages(child.read_bytes(), str(child), jsonl=jsonl)
+        return
+    yield from split_messages(location.read_bytes(), path, jsonl=jsonl)
+
+
+def split_messages(data: bytes, name: str, *, jsonl: bool = False) -> Iterator[RawMessage]:
+    """By content: one JSON document if the whole input is one, else JSON Lines.
+    `jsonl` forces JSON Lines (so a one-line file is read the same either way)."""
+    if not data.strip():
+        return
+    if not jsonl and _is_single_document(data):
+        first_line = 1 + data[: len(data) - len(data.lstrip())].count(b"\n")
+        yield RawMessage(data.strip(), f"file:{name}:{first_line}")
+        return
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        line = line.rstrip(b"\r")
+        if line.strip():
+            yield RawMessage(line, f"file:{name}:{number}")
+
+
+def _is_single_document(data: bytes) -> bool:
+    # A JSON Lines file with two or more documents is not one JSON value;
+    # a file with exactly one line is the same either way.
+    if nesting_exceeds(data):
+        # Too deep to decode (the normalizer refuses it unread): JSON Lines
+        # when every line is complete on its own, as in a file with one bad line.
+        return not all(brackets_balanced(line) for line in data.split(b"\n"))
+    try:
+        json.loads(data)
+    except ValueError:
+        return False
+    return True

@@ -1,0 +1,610 @@
+"""The webhook server (``seqgate bridge http``): answer 2xx only after Kafka has it.
+
+Routes (origin of what they publish: ``http:<route>``):
+
+=================  ======================================  ==================================
+route              sender                                  authentication
+=================  ======================================  ==================================
+``POST /s3``       anything the normalizer knows           ``Authorization: Bearer`` the
+                                                           ``s3_token``, if one is configured
+``POST /sns``      SNS HTTP(S) subscriptions               the SNS message signature
+                                                           (:mod:`seqgate.connectors.auth.sns_signature`),
+                                                           topic pinned, timestamp window
+``POST /eventbridge``  EventBridge API destinations        the configured header's value
+``POST /minio``    MinIO's webhook target                  ``Authorization: Bearer`` the token
+``POST /gcs``      GCS notifications by Pub/Sub push       OIDC token (``Authorization:
+                                                           Bearer``) from ``--gcs-jwks-file``
+                                                           keys, ``--gcs-audience``
+``POST /azure``    Azure Event Grid (both schemas; and     ``--azure-secret`` in query
+``OPTIONS /azure`` the two validation handshakes)          ``code`` or ``X-Seqgate-Secret``
+``POST /supabase`` Supabase database webhook               ``X-Seqgate-Secret`` header
+``POST /b2``       Backblaze B2 event notifications        HMAC-SHA256 of the body
+``POST /box``      Box webhooks V2                         HMAC-SHA256 (primary or secondary
+                                                           key), 10 min timestamp window
+``POST /cloudinary``  Cloudinary notifications             SHA-1/SHA-256 signature, 2 h
+                                                           timestamp window
+``POST /appwrite`` Appwrite storage webhooks               HMAC-SHA1 of the configured URL
+                                                           and the body
+=================  ======================================  ==================================
+
+The provider routes (``/gcs`` ... ``/appwrite``) live in
+:mod:`seqgate.connectors.sources.webhook_routes`, which details their headers, options and
+handshakes; each decodes strictly and runs its own provider's parser
+(:func:`seqgate.connectors.parsers.normalize.normalize_with`). A route whose secret (or, for
+``/sns``, topic list) is not configured is not served at all (404). Secrets
+are compared with :func:`hmac.compare_digest`.
+
+Exposure: ``/s3`` without ``s3_token`` is the one route served without any
+authentication (:meth:`HttpSettings.unauthenticated_routes`). ``seqgate bridge
+http`` serves it so only on a loopback address (:func:`is_loopback`; the
+default host is 127.0.0.1) and otherwise refuses to start, unless
+``--s3-token``, ``--no-s3`` or ``--allow-unauthenticated`` is given.
+
+Per request: authenticate (401 when the credential is missing, 403 when it is
+wrong - a credential header whose bytes are not UTF-8 text is wrong; counted,
+logged, **never written to Kafka**; a signature over the body is checked once
+the body is read), read the body (413 above ``max_body_bytes``; 408 and the
+connection closed when it has not all arrived within ``body_timeout_s``),
+normalize it, drop what the filter does not admit, and publish the events and
+dead letters. The reply is 200 with a small JSON summary only after Kafka
+acknowledged every record of the request; 503 when it did not (the provider
+retries; records Kafka did take are published again, at least once).
+
+Connections (:class:`seqgate.connectors.sources.http_connections.ConnectionGuard`): at most
+``max_connections`` at once, another is answered 503 (``Retry-After: 1``) and
+closed at once; a connection that has not sent a complete request head within
+``header_timeout_s`` of its accept or of its previous reply is closed (so idle
+keep-alive connections too). Each such close is counted (``header_timeouts``,
+``body_timeouts``, ``connections_refused``;
+``seqgate_bridge_connections_closed_total{reason}``).
+
+Operations (no authentication, whatever routes are configured): ``GET /metrics``
+(Prometheus: records by outcome, dead letters and ignored records by reason,
+authentication failures by route, publish failures), ``GET /healthz`` (200 while
+the server runs, 503 once it is stopping) and ``GET /readyz`` (200 when the
+producer gets an answer from Kafka, else 503). They hold counts, never payloads
+nor secrets; where the webhook port is exposed publicly, block them at the proxy.
+
+Publishing: one :class:`EventPublisher` is shared. It is driven from a single
+worker thread, so the event loop never blocks. Requests that arrive while a
+flush is running are queued and submitted together, then one flush serves them
+all (group commit). Each request is answered from the delivery reports of its
+own records (:class:`seqgate.connectors.publish.publisher.Delivery`): 200 only when every
+one of its events and dead letters was acknowledged, 503 when any was not - a
+partial failure answers 503 too, and the part Kafka did take is delivered again
+by the sender's retry (deduplicated downstream by event id). A request whose
+records were all acknowledged is never answered 503 because of another one. A
+request whose records cannot be queued (a record above the producer's
+``message.max.bytes``, a queue full past the delivery timeout) fails alone
+(503, one log line); an event that cannot be encoded is dead-lettered instead
+(``invalid_field``, with the encoder's message) and the request answered 200.
+The counters (summary, ``/metrics``) count what was written: the records of the
+requests answered 200.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import json
+import logging
+import socket
+import time
+import urllib.request
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Final
+
+from aiohttp import web
+from aiohttp.typedefs import Middleware
+from prometheus_client import Counter as PromCounter
+
+from seqgate.connectors.auth.shared import WebhookAuthError, readable_credentials, same_secret
+from seqgate.connectors.auth.sns_signature import (
+    SUBSCRIPTION_CONFIRMATION,
+    UNSUBSCRIBE_CONFIRMATION,
+    SnsVerificationError,
+    SnsVerifier,
+)
+from seqgate.connectors.parsers.json_fields import nesting_exceeds
+from seqgate.connectors.parsers.normalize import normalize
+from seqgate.connectors.parsers.results import ParseResult
+from seqgate.connectors.parsers.s3.native import DEFAULT_S3_PARSE_OPTIONS, S3ParseOptions
+from seqgate.connectors.publish.filters import BridgeTally, EventFilter
+from seqgate.connectors.publish.publisher import Delivery, EventPublisher, PublishError
+from seqgate.connectors.sources.http_connections import ConnectionGuard
+from seqgate.connectors.sources.webhook_routes import WebhookRoutes, WebhookSettings, route_origin
+from seqgate.streams.runtime.metrics import BridgeMetrics
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_BODY_BYTES: Final = 1024 * 1024
+DEFAULT_HEADER_TIMEOUT_S: Final = 10.0
+DEFAULT_BODY_TIMEOUT_S: Final = 30.0
+DEFAULT_MAX_CONNECTIONS: Final = 1000
+ROUTES: Final = ("s3", "sns", "eventbridge", "minio")
+
+
+@dataclass(frozen=True)
+class HttpSettings:
+    """What the server serves, and the secrets of each route."""
+
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S  # request head, from accept or last reply
+    body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S  # the whole body, from the end of the head
+    max_connections: int = DEFAULT_MAX_CONNECTIONS  # more are answered 503 and closed
+    s3_token: str | None = None
+    s3_enabled: bool = True
+    minio_token: str | None = None
+    eventbridge_header: tuple[str, str] | None = None  # (name, value)
+    sns: SnsVerifier | None = None
+    confirm_subscription: Callable[[str], None] | None = None  # GET SubscribeURL
+    webhooks: WebhookSettings = field(default_factory=WebhookSettings)  # /gcs ... /appwrite
+    clock: Callable[[], float] = time.time  # signed timestamps (Box, Cloudinary)
+
+    def enabled_routes(self) -> list[str]:
+        enabled = {
+            "s3": self.s3_enabled,
+            "sns": self.sns is not None,
+            "eventbridge": self.eventbridge_header is not None,
+            "minio": self.minio_token is not None,
+        }
+        own = [route for route in ROUTES if enabled[route]]
+        return [*own, *self.webhooks.enabled_routes()]
+
+    def unauthenticated_routes(self) -> list[str]:
+        """The routes served without any authentication (``/s3`` without a token)."""
+        return ["s3"] if self.s3_enabled and self.s3_token is None else []
+
+
+def is_loopback(host: str) -> bool:
+    """Whether every address ``host`` names is a loopback one (only local senders reach it)."""
+    if not host:
+        return False  # every interface
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        pass
+    try:
+        found = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
+    except OSError:
+        return False
+    return bool(found) and all(ipaddress.ip_address(entry[4][0]).is_loopback for entry in found)
+
+
+def confirm_by_get(url: str, timeout_s: float = 10.0) -> None:
+    """Confirm an SNS subscription: GET its SubscribeURL (already host-checked)."""
+    with urllib.request.urlopen(url, timeout=timeout_s) as response:
+        response.read(64 * 1024)
+
+
+@dataclass
+class HttpStats:
+    """What the server did besides publishing (auth failures per route, ...)."""
+
+    counts: Counter[str] = field(default_factory=Counter)
+
+    def as_dict(self) -> dict[str, int]:
+        names = (
+            "requests",
+            "auth_failures",
+            "too_large",
+            "publish_failures",
+            "subscriptions_confirmed",
+            "confirm_failures",
+            "handshakes",
+            "header_timeouts",
+            "body_timeouts",
+            "connections_refused",
+        )
+        return {name: self.counts[name] for name in names}
+
+
+class _Pending:
+    __slots__ = ("future", "origin", "raw", "result")
+
+    def __init__(
+        self,
+        result: ParseResult,
+        raw: bytes,
+        origin: str,
+        future: asyncio.Future[ParseResult],
+    ) -> None:
+        self.result = result
+        self.raw = raw
+        self.origin = origin
+        self.future = future
+
+
+class GroupPublisher:
+    """Submit and flush from one thread; concurrent requests share a flush, and each
+    is answered from the delivery reports of its own records."""
+
+    def __init__(self, publisher: EventPublisher) -> None:
+        self.publisher = publisher
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="seqgate-publish")
+        self._pending: list[_Pending] = []
+        self._drainer: asyncio.Task[None] | None = None
+
+    async def publish(self, result: ParseResult, raw: bytes, origin: str) -> ParseResult:
+        """What was written (an event that could not be encoded is a dead letter there),
+        once Kafka acknowledged every record of it; raise PublishError otherwise."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[ParseResult] = loop.create_future()
+        self._pending.append(_Pending(result, raw, origin, future))
+        if self._drainer is None or self._drainer.done():
+            self._drainer = asyncio.create_task(self._drain())
+        # Shielded: a client that hangs up does not cancel the group's flush.
+        return await asyncio.shield(future)
+
+    async def _drain(self) -> None:
+        loop = asyncio.get_running_loop()
+        while self._pending:
+            group, self._pending = self._pending, []
+            try:
+                deliveries = await loop.run_in_executor(
+                    self._executor, self._submit_and_settle, group
+                )
+            except Exception as error:  # never leave a request waiting
+                log.exception("publishing failed unexpectedly")
+                deliveries = [_failed(pending, str(error)) for pending in group]
+            for pending, delivery in zip(group, deliveries, strict=True):
+                _answer(pending.future, delivery)
+
+    def _submit_and_settle(self, group: list[_Pending]) -> list[Delivery]:
+        deliveries = [self._submit(pending) for pending in group]
+        self.publisher.settle()  # one flush serves the whole group
+        return deliveries
+
+    def _submit(self, pending: _Pending) -> Delivery:
+        try:
+            return self.publisher.submit(pending.result, pending.raw, pending.origin)
+        except Exception as error:  # a bug in one request's records fails it alone
+            log.exception("submitting a request's records failed unexpectedly")
+            return _failed(pending, str(error))
+
+    async def close(self) -> None:
+        """Wait for the requests in hand, then flush and close the producer."""
+        if self._drainer is not None:
+            await self._drainer
+        loop = asyncio.get_running_loop()
+        try:
+            await loop.run_in_executor(self._executor, self.publisher.close)
+        finally:
+            self._executor.shutdown(wait=True)
+
+
+def _failed(pending: _Pending, why: str) -> Delivery:
+    return Delivery(pending.result, local_error=why)
+
+
+def _answer(future: asyncio.Future[ParseResult], delivery: Delivery) -> None:
+    if future.done():
+        return
+    if delivery.complete:
+        future.set_result(delivery.result)
+    else:
+        future.set_exception(PublishError(delivery.problem()))
+
+
+class HttpBridge:
+    """The routes' handlers and their counters (the
+    :class:`~seqgate.connectors.sources.webhook_routes.Gate`
+    of the provider routes)."""
+
+    def __init__(
+        self,
+        settings: HttpSettings,
+        publisher: EventPublisher,
+        event_filter: EventFilter | None = None,
+        *,
+        s3_options: S3ParseOptions = DEFAULT_S3_PARSE_OPTIONS,
+    ) -> None:
+        self.settings = settings
+        self._s3_options = s3_options
+        self.publisher = GroupPublisher(publisher)
+        self._filter = event_filter or EventFilter()
+        self.tally = BridgeTally()
+        self.stats = HttpStats()
+        self.auth_failures: Counter[str] = Counter()
+        self.metrics = BridgeMetrics(self.tally.as_dict)
+        self.metrics.health.set_ready(True)
+        self.closed_connections = PromCounter(
+            "seqgate_bridge_connections_closed",
+            "Connections the HTTP bridge closed: header_timeout, body_timeout, over_limit.",
+            ["reason"],
+            registry=self.metrics.registry,
+        )
+
+    # ---- the application
+
+    def application(self, *middlewares: Middleware) -> web.Application:
+        app = web.Application(
+            client_max_size=self.settings.max_body_bytes, middlewares=list(middlewares)
+        )
+        handlers = {
+            "s3": self._s3,
+            "sns": self._sns,
+            "eventbridge": self._eventbridge,
+            "minio": self._minio,
+        }
+        for route in self.settings.enabled_routes():
+            if route in handlers:
+                app.router.add_post(f"/{route}", handlers[route])
+        WebhookRoutes(self.settings.webhooks, self, self.settings.clock).register(app)
+        app.router.add_get("/metrics", self._metrics)
+        app.router.add_get("/healthz", self._healthz)
+        app.router.add_get("/readyz", self._readyz)
+        return app
+
+    # ---- operations (unauthenticated: counts only)
+
+    async def _metrics(self, request: web.Request) -> web.StreamResponse:
+        from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+        body = generate_latest(self.metrics.registry)
+        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+    async def _healthz(self, request: web.Request) -> web.StreamResponse:
+        self.metrics.health.beat()  # the event loop answers
+        alive, why = self.metrics.health.alive()
+        return web.Response(status=200 if alive else 503, text=why + "\n")
+
+    async def _readyz(self, request: web.Request) -> web.StreamResponse:
+        ready, why = self.metrics.health.ready()
+        if ready:
+            loop = asyncio.get_running_loop()
+            reachable = await loop.run_in_executor(None, self.publisher.publisher.reachable, 2.0)
+            ready, why = (True, "ready") if reachable else (False, "Kafka does not answer")
+        return web.Response(status=200 if ready else 503, text=why + "\n")
+
+    # ---- handlers
+
+    async def _s3(self, request: web.Request) -> web.StreamResponse:
+        token = self.settings.s3_token
+        if token is not None and (refused := self._check_bearer(request, "s3", token)):
+            return refused
+        return await self._forward(request, "s3")
+
+    async def _minio(self, request: web.Request) -> web.StreamResponse:
+        token = self.settings.minio_token
+        assert token is not None
+        if refused := self._check_bearer(request, "minio", token):
+            return refused
+        return await self._forward(request, "minio")
+
+    async def _eventbridge(self, request: web.Request) -> web.StreamResponse:
+        assert self.settings.eventbridge_header is not None
+        name, expected = self.settings.eventbridge_header
+        if refused := self._unreadable(request, "eventbridge", name):
+            return refused
+        given = request.headers.get(name)
+        if given is None:
+            return self.refuse("eventbridge", 401, f"header {name} missing")
+        if not same_secret(given, expected):
+            return self.refuse("eventbridge", 403, f"header {name} does not match")
+        return await self._forward(request, "eventbridge")
+
+    async def _sns(self, request: web.Request) -> web.StreamResponse:
+        verifier = self.settings.sns
+        assert verifier is not None
+        raw = await self.read_body(request)
+        if isinstance(raw, web.Response):
+            return raw
+        if nesting_exceeds(raw):  # bounded before it is decoded, as every JSON text is
+            return self.refuse("sns", 403, "the body is not an SNS message (nested too deeply)")
+        try:
+            document = json.loads(raw)
+        except ValueError:
+            return self.refuse("sns", 403, "the body is not an SNS message (not JSON)")
+        if not isinstance(document, dict):
+            return self.refuse("sns", 403, "the body is not an SNS message (not an object)")
+        loop = asyncio.get_running_loop()
+        try:
+            # The certificate may be fetched over the network: not on the loop.
+            kind = await loop.run_in_executor(None, verifier.verify, document)
+        except SnsVerificationError as error:
+            return self.refuse("sns", 403, str(error))
+        if kind == SUBSCRIPTION_CONFIRMATION:
+            return await self._confirm(document)
+        if kind == UNSUBSCRIBE_CONFIRMATION:
+            log.warning(
+                "SNS unsubscribed this endpoint", extra={"topic_arn": document.get("TopicArn")}
+            )
+            return _json(200, {"status": "unsubscribe_noted"})
+        return await self.deliver(raw, "sns", normalize(raw, route_origin("sns"), self._s3_options))
+
+    async def _confirm(self, document: dict[str, object]) -> web.Response:
+        url = str(document["SubscribeURL"])
+        confirm = self.settings.confirm_subscription or confirm_by_get
+        loop = asyncio.get_running_loop()
+        try:
+            await loop.run_in_executor(None, confirm, url)
+        except Exception as error:
+            self.stats.counts["confirm_failures"] += 1
+            log.warning(
+                "SNS subscription confirmation failed; SNS will retry",
+                extra={"topic_arn": document.get("TopicArn"), "error": str(error)},
+            )
+            return _json(503, {"status": "confirmation_failed"})
+        self.stats.counts["subscriptions_confirmed"] += 1
+        log.warning("SNS subscription confirmed", extra={"topic_arn": document.get("TopicArn")})
+        return _json(200, {"status": "subscription_confirmed"})
+
+    # ---- steps
+
+    async def _forward(self, request: web.Request, route: str) -> web.StreamResponse:
+        raw = await self.read_body(request)
+        if isinstance(raw, web.Response):
+            return raw
+        return await self.deliver(raw, route, normalize(raw, route_origin(route), self._s3_options))
+
+    async def read_body(self, request: web.Request) -> bytes | web.Response:
+        """The body of a request (counted), or the 413 answer above ``max_body_bytes``."""
+        self.stats.counts["requests"] += 1
+        limit = self.settings.max_body_bytes
+        length = request.content_length
+        try:
+            if length is not None and length > limit:
+                raise web.HTTPRequestEntityTooLarge(max_size=limit, actual_size=length)
+            async with asyncio.timeout(self.settings.body_timeout_s):
+                return await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            self.stats.counts["too_large"] += 1
+            return _json(413, {"error": f"body larger than {limit} bytes"})
+        except TimeoutError:
+            self.connection_closed("body_timeout", request.remote)
+            seconds = self.settings.body_timeout_s
+            answer = _json(408, {"error": f"the body did not arrive within {seconds:g} s"})
+            return await _answer_and_close(request, answer)
+
+    def connection_closed(self, reason: str, peer: str | None) -> None:
+        """Count (and log) a connection the server closed: a timeout or over the limit."""
+        self.stats.counts[_CLOSED_COUNTS[reason]] += 1
+        self.closed_connections.labels(reason).inc()
+        log.warning("closed a connection", extra={"reason": reason, "peer": peer})
+
+    async def deliver(self, raw: bytes, route: str, normalized: ParseResult) -> web.Response:
+        """Filter and publish one request's result; 200 after Kafka's acknowledgement, else 503."""
+        origin = route_origin(route)
+        admitted, filtered = self._filter.apply(normalized)
+        try:
+            result = await self.publisher.publish(admitted, raw, origin)
+        except PublishError as error:
+            self.stats.counts["publish_failures"] += 1
+            self.metrics.publish_failures.inc()
+            log.warning(
+                "Kafka did not acknowledge the request: answering 503 so that the sender retries",
+                extra={"route": route, "error": str(error)},
+            )
+            return _json(503, {"error": "Kafka did not acknowledge the records; retry"})
+        self.tally.add(result, filtered)
+        for rejection in result.rejections:
+            self.metrics.rejected.labels(str(rejection.reason)).inc()
+        for ignored in result.ignored:
+            self.metrics.ignored.labels(str(ignored.reason)).inc()
+        return _json(
+            200,
+            {
+                "published": len(result.events),
+                "filtered": filtered,
+                "ignored": len(result.ignored),
+                "rejected": len(result.rejections),
+            },
+        )
+
+    def _check_bearer(self, request: web.Request, route: str, token: str) -> web.Response | None:
+        if refused := self._unreadable(request, route, "Authorization"):
+            return refused
+        header = request.headers.get("Authorization")
+        if header is None:
+            return self.refuse(route, 401, "Authorization header missing")
+        scheme, _, given = header.partition(" ")
+        if scheme.lower() != "bearer":
+            return self.refuse(route, 401, "Authorization is not a Bearer token")
+        if not same_secret(given.strip(), token):
+            return self.refuse(route, 403, "Bearer token does not match")
+        return None
+
+    def _unreadable(self, request: web.Request, route: str, header: str) -> web.Response | None:
+        """The 403 answer when the credential header is not UTF-8 text, else None."""
+        try:
+            readable_credentials(request.headers, (header,))
+        except WebhookAuthError as error:
+            return self.refuse(route, error.status, error.message)
+        return None
+
+    def refuse(self, route: str, status: int, reason: str) -> web.Response:
+        """Count and log an authentication failure; answer 401 (missing) or 403 (wrong)."""
+        self.stats.counts["auth_failures"] += 1
+        self.auth_failures[route] += 1
+        self.metrics.auth_failures.labels(route).inc()
+        log.warning(
+            "refused an unauthenticated request: nothing written to Kafka",
+            extra={"route": route, "status": status, "reason": reason},
+        )
+        headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+        body = {"error": "unauthorized" if status == 401 else "forbidden"}
+        return web.json_response(body, status=status, headers=headers)
+
+    def count(self, name: str) -> None:
+        self.stats.counts[name] += 1
+
+    async def close(self) -> None:
+        await self.publisher.close()
+
+    def summary(self) -> dict[str, int]:
+        return {**self.tally.as_dict(), **self.stats.as_dict()}
+
+
+def _json(status: int, body: dict[str, object]) -> web.Response:
+    return web.json_response(body, status=status)
+
+
+async def _answer_and_close(request: web.Request, response: web.Response) -> web.Response:
+    """Send ``response`` now and close the connection: the rest of the body is not read."""
+    response.force_close()
+    await response.prepare(request)
+    await response.write_eof()
+    if request.transport is not None:
+        request.transport.close()
+    return response
+
+
+_CLOSED_COUNTS: Final = {
+    "header_timeout": "header_timeouts",
+    "body_timeout": "body_timeouts",
+    "over_limit": "connections_refused",
+}
+
+
+async def serve(
+    bridge: HttpBridge,
+    host: str,
+    port: int,
+    stop: asyncio.Event,
+    *,
+    shutdown_timeout_s: float = 30.0,
+    on_listening: Callable[[str, int], None] | None = None,
+) -> None:
+    """Serve until ``stop`` is set; then stop accepting, drain, flush and close."""
+    settings = bridge.settings
+    guard = ConnectionGuard(
+        settings.max_connections, settings.header_timeout_s, bridge.connection_closed
+    )
+    runner = web.AppRunner(
+        bridge.application(guard.middleware), shutdown_timeout=shutdown_timeout_s, access_log=None
+    )
+    await runner.setup()
+    assert runner.server is not None
+    started = time.monotonic()
+    listener: asyncio.Server | None = None
+    try:
+        loop = asyncio.get_running_loop()
+        listener = await loop.create_server(guard.protocols(runner.server), host, port)
+        bound_host, bound_port = _bound(listener, host, port)
+        if on_listening is not None:
+            on_listening(bound_host, bound_port)
+        await stop.wait()
+        bridge.metrics.health.stop()  # /healthz and /readyz: 503 while draining
+        started = time.monotonic()
+        log.info("stopping: no new connections; draining requests in flight")
+    finally:
+        if listener is not None:
+            listener.close()  # no new connections
+        # Closes idle connections, waits up to shutdown_timeout for handlers.
+        await runner.cleanup()
+    try:
+        await bridge.close()
+    finally:
+        log.info("stopped", extra={"seconds": round(time.monotonic() - started, 3)})
+
+
+def _bound(listener: asyncio.Server, host: str, port: int) -> tuple[str, int]:
+    for sock in listener.sockets:
+        address = sock.getsockname()
+        if isinstance(address, tuple) and len(address) >= 2:
+            return str(address[0]), int(address[1])
+    return host, port

@@ -1,0 +1,227 @@
+"""`seqgate bench`: the benchmark command (registered by streams/cli.py)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from seqgate.streams.cli.options import optional_kafka_options, reach
+from seqgate.streams.devtools.bench.workload import WorkloadSpec
+from seqgate.streams.runtime.kafka_settings import KafkaSettings
+
+if TYPE_CHECKING:
+    from seqgate.streams.devtools.bench.runner import BenchSettings
+
+_QUICK = {
+    "events": 20_000,
+    "identities": 2_000,
+    "latency_seconds": 5.0,
+    "sqlite_events": 5_000,
+    "rounds": 1,
+}
+_FULL = {
+    "events": 1_000_000,
+    "identities": 100_000,
+    "latency_seconds": 20.0,
+    "sqlite_events": 50_000,
+    "rounds": 3,
+}
+
+
+@click.command("bench")
+@optional_kafka_options
+@click.option("--events", type=click.IntRange(min=1), default=None, help="N (default 1,000,000).")
+@click.option("--identities", type=click.IntRange(min=1), default=None, help="K (default 100,000).")
+@click.option("--partitions", type=click.IntRange(min=1), default=6, show_default=True)
+@click.option(
+    "--redelivery-rate", type=click.FloatRange(0, 1, max_open=True), default=0.2, show_default=True
+)
+@click.option("--reorder-rate", type=click.FloatRange(0, 1), default=0.2, show_default=True)
+@click.option("--seed", type=int, default=7, show_default=True, help="Workload seed.")
+@click.option("--commit-every", type=click.IntRange(min=1), default=2000, show_default=True)
+@click.option("--commit-interval-ms", type=click.IntRange(min=1), default=100, show_default=True)
+@click.option("--batch-size", type=click.IntRange(min=1), default=500, show_default=True)
+@click.option(
+    "--sqlite-events",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Events for the SQLite reference: a prefix of the workload (default 50,000; quick 5,000).",
+)
+@click.option(
+    "--bridge-events",
+    type=click.IntRange(min=1),
+    default=200_000,
+    show_default=True,
+    help="Raw notifications for the bridge stage: a prefix of the workload.",
+)
+@click.option(
+    "--latency-seconds",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Duration of the latency stage's offered load (default 20; quick 5).",
+)
+@click.option(
+    "--rss-budget-mb",
+    type=click.IntRange(min=1),
+    default=512,
+    show_default=True,
+    help="The worker's peak RSS above this is reported as a miss.",
+)
+@click.option(
+    "--rounds",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Alternating (limit, processor) pairs; the median-ratio pair is reported"
+    " (default 3; quick 1).",
+)
+@click.option(
+    "--vary",
+    "vary",
+    multiple=True,
+    metavar="SETTING=VALUE",
+    help="Only compare the Worker with this setting changed against the default, side by"
+    " side (repeatable): producer.<key>=<v>, consumer.<key>=<v> (librdkafka) or"
+    " batch-size=<n>. Runs --rounds alternating rounds (default 2 here).",
+)
+@click.option("--profile", is_flag=True, help="Also run the Worker under cProfile (not timed).")
+@click.option("--keep-topics", is_flag=True, help="Do not delete the benchmark's topics.")
+@click.option("--quick", is_flag=True, help="Small N/K (20,000 / 2,000): under a minute, for CI.")
+@click.option(
+    "--report",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("bench-report.json"),
+    show_default=True,
+)
+@click.option(
+    "--chart",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("bench-chart.png"),
+    show_default=True,
+)
+def bench(
+    kafka: KafkaSettings | None,
+    events: int | None,
+    identities: int | None,
+    partitions: int,
+    redelivery_rate: float,
+    reorder_rate: float,
+    seed: int,
+    commit_every: int,
+    commit_interval_ms: int,
+    batch_size: int,
+    sqlite_events: int | None,
+    bridge_events: int,
+    latency_seconds: float | None,
+    rss_budget_mb: int,
+    rounds: int | None,
+    vary: tuple[str, ...],
+    profile: bool,
+    keep_topics: bool,
+    quick: bool,
+    report: Path,
+    chart: Path,
+) -> None:
+    """Measure the processor against its limit, the guide's SQLite reference,
+    latency, restore and the bridge, in one run; print a table, write a JSON
+    report and a PNG chart. Targets are reported as pass/miss, never as a failure.
+
+    \b
+    Example:
+      seqgate bench --quick
+      seqgate bench --events 200000 --identities 20000 --report r.json --chart r.png
+      seqgate bench --events 400000 --vary producer.linger.ms=0 --vary batch-size=2000
+    """
+    from seqgate.streams.devtools.bench.chart import draw
+    from seqgate.streams.devtools.bench.report import as_json, table
+    from seqgate.streams.devtools.bench.runner import BenchSettings, broker, run_bench
+
+    defaults = _QUICK if quick else _FULL
+    try:
+        spec = WorkloadSpec(
+            events=events or int(defaults["events"]),
+            identities=identities or int(defaults["identities"]),
+            partitions=partitions,
+            redelivery_rate=redelivery_rate,
+            reorder_rate=reorder_rate,
+            seed=seed,
+        )
+    except ValueError as error:
+        raise click.UsageError(str(error)) from error
+    settings = BenchSettings(
+        spec=spec,
+        commit_every=commit_every,
+        commit_interval_ms=commit_interval_ms,
+        batch_size=batch_size,
+        sqlite_events=sqlite_events or int(defaults["sqlite_events"]),
+        bridge_events=bridge_events,
+        latency_seconds=latency_seconds or defaults["latency_seconds"],
+        rss_budget_mb=rss_budget_mb,
+        profile=profile,
+        keep_topics=keep_topics,
+        rounds=rounds or int(defaults["rounds"]),
+    )
+    if vary:
+        _compare_settings(settings, vary, rounds or 2, kafka, report)
+        return
+    if kafka is not None:
+        reach(kafka)
+    with broker(kafka) as (target, kafka_version):
+        result = run_bench(settings, target, kafka_version)
+    click.echo(table(result.figures))
+    report.write_text(json.dumps(as_json(result.figures), indent=2) + "\n")
+    draw(result.figures, result.latencies_ms, chart)
+    click.echo(f"report: {report}  chart: {chart}")
+
+
+def _compare_settings(
+    settings: BenchSettings,
+    vary: tuple[str, ...],
+    rounds: int,
+    kafka: KafkaSettings | None,
+    report: Path,
+) -> None:
+    from seqgate.streams.devtools.bench.runner import (
+        broker,
+        preload,
+        progress,
+        run_stage,
+        stage_timeout,
+    )
+    from seqgate.streams.devtools.bench.vary import compare_variants, parse_variant, variants_table
+
+    try:
+        variants = [parse_variant(text) for text in vary]
+    except ValueError as error:
+        raise click.UsageError(str(error)) from error
+    timeout = stage_timeout(settings.spec.events)
+    common = {
+        "commit_every": settings.commit_every,
+        "commit_interval_ms": settings.commit_interval_ms,
+        "batch_size": settings.batch_size,
+    }
+    if kafka is not None:
+        reach(kafka)
+    with broker(kafka) as (target, _version):
+        results = compare_variants(
+            variants,
+            spec=settings.spec,
+            common={**common, "kafka": target},
+            kafka=target,
+            rounds=rounds,
+            run_stage=lambda stage: run_stage(stage, timeout),
+            preload=preload,
+            progress=progress,
+            prefix=f"seqgate-bench-{uuid.uuid4().hex[:8]}",
+        )
+    click.echo(variants_table(results))
+    document = {
+        "workload": {"events": settings.spec.events, "identities": settings.spec.identities},
+        "settings": common,
+        "variants": [{"setting": r.label, "rates": r.rates} for r in results],
+    }
+    report.write_text(json.dumps(document, indent=2) + "\n")
+    click.echo(f"report: {report}")

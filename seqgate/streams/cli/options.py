@@ -1,0 +1,366 @@
+"""Options shared by the `seqgate` commands, and how they become typed settings."""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
+import click
+
+from seqgate.connectors.parsers.s3.native import S3ParseOptions
+from seqgate.connectors.publish.filters import EventFilter, FilterError
+from seqgate.streams.rules.policy import (
+    DEFAULT_ADMITTED_KINDS,
+    DEFAULT_DEDUPE_WINDOW_MS,
+    DEFAULT_ORDERED_SOURCES,
+    Policy,
+    PolicyError,
+)
+from seqgate.streams.runtime.errors import CliError, KafkaUnreachable
+from seqgate.streams.runtime.kafka_reach import KafkaUnreachableError, ensure_reachable
+from seqgate.streams.runtime.kafka_settings import (
+    DEFAULT_TIMEOUT_S,
+    KafkaSettings,
+    KafkaSettingsError,
+    build_settings,
+)
+from seqgate.streams.runtime.logs import redact
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def setting(flag: str, envvar: str, **kwargs: Any) -> Callable[[F], F]:
+    """An option that can also come from a SEQGATE_* variable, both shown in --help."""
+    return click.option(flag, envvar=envvar, show_envvar=True, show_default=True, **kwargs)
+
+
+def stacked(func: F, options: list[Callable[[Any], Any]]) -> F:
+    """`func` under `options`, the first of them outermost (shown first in --help), as if
+    each had been written as a decorator above it in that order."""
+    wrapped: Any = func
+    for option in reversed(options):
+        wrapped = option(wrapped)
+    return cast(F, wrapped)
+
+
+# ---- shared options ------------------------------------------------------------------------------
+
+
+def kafka_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Where Kafka is and how to talk to it; the command receives one `kafka: KafkaSettings`
+    (see `seqgate.streams.runtime.kafka_settings` for the precedence of -X, SEQGATE_KAFKA_* and the
+    file)."""
+    return _kafka_options(func, required=True)
+
+
+def optional_kafka_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """As `kafka_options`, but `kafka` is None when no --bootstrap-servers is given."""
+    return _kafka_options(func, required=False)
+
+
+def _kafka_options(func: Callable[..., Any], *, required: bool) -> Callable[..., Any]:
+    @functools.wraps(func)
+    def with_kafka(
+        *args: Any,
+        bootstrap_servers: str | None,
+        kafka_properties: tuple[str, ...],
+        kafka_config: str | None,
+        kafka_timeout: float,
+        **kwargs: Any,
+    ) -> Any:
+        kwargs["kafka"] = (
+            build_kafka(bootstrap_servers, kafka_properties, kafka_config, kafka_timeout)
+            if bootstrap_servers
+            else None
+        )
+        return func(*args, **kwargs)
+
+    options = [
+        click.option(
+            "--bootstrap-servers",
+            envvar=["SEQGATE_BOOTSTRAP_SERVERS", "KAFKA_BOOTSTRAP_SERVERS"],
+            show_envvar=True,
+            required=required,
+            help="Kafka bootstrap address, host:port[,host:port]."
+            " Falls back to KAFKA_BOOTSTRAP_SERVERS."
+            + ("" if required else " Default: start a private development broker."),
+        ),
+        click.option(
+            "-X",
+            "--kafka-property",
+            "kafka_properties",
+            multiple=True,
+            metavar="NAME=VALUE",
+            help="A librdkafka client property for every Kafka client of the command"
+            " (repeatable; wins over SEQGATE_KAFKA_<NAME> variables, which win over"
+            " --kafka-config), e.g. -X security.protocol=SASL_SSL.",
+        ),
+        setting(
+            "--kafka-config",
+            "SEQGATE_KAFKA_CONFIG",
+            default=None,
+            type=click.Path(dir_okay=False),
+            help="A .properties file of librdkafka client properties (as Kafka's tools take"
+            " with --command-config): key=value lines, # comments.",
+        ),
+        setting(
+            "--kafka-timeout",
+            "SEQGATE_KAFKA_TIMEOUT",
+            default=DEFAULT_TIMEOUT_S,
+            type=click.FloatRange(0.1, 3600),
+            help="Seconds to wait for a broker to answer before ending with exit code 3"
+            " (Kafka unreachable).",
+        ),
+    ]
+    return stacked(with_kafka, options)
+
+
+def build_kafka(
+    bootstrap_servers: str,
+    flags: tuple[str, ...] | list[str],
+    config_file: str | None,
+    timeout_s: float,
+) -> KafkaSettings:
+    try:
+        kafka = build_settings(
+            bootstrap_servers,
+            flags=_flag_list(flags),
+            environ=os.environ,
+            config_file=config_file,
+            timeout_s=timeout_s,
+        )
+    except KafkaSettingsError as error:
+        raise CliError(str(error)) from error
+    redact(kafka.secrets())
+    return kafka
+
+
+def _flag_list(flags: tuple[str, ...] | list[str] | str) -> list[str]:
+    """-X values; a --config YAML file may give one string or a list."""
+    return [flags] if isinstance(flags, str) else list(flags)
+
+
+def reach(kafka: KafkaSettings) -> None:
+    """End the command with exit code 3 and one line unless a broker answers."""
+    try:
+        ensure_reachable(kafka)
+    except KafkaUnreachableError as error:
+        raise KafkaUnreachable(str(error)) from error
+
+
+def topic_options(func: F) -> F:
+    func = setting(
+        "--rejected-topic",
+        "SEQGATE_REJECTED_TOPIC",
+        default="object-events.rejected",
+        help="Dead-letter topic.",
+    )(func)
+    func = setting(
+        "--outbox-topic",
+        "SEQGATE_OUTBOX_TOPIC",
+        default="object-events.outbox",
+        help="Topic of accepted events.",
+    )(func)
+    return setting(
+        "--input-topic",
+        "SEQGATE_INPUT_TOPIC",
+        default="object-events",
+        help="Topic of normalized events (keyed by object identity).",
+    )(func)
+
+
+def application_option(func: F) -> F:
+    return setting(
+        "--application-id",
+        "SEQGATE_APPLICATION_ID",
+        default="seqgate",
+        help="Consumer group of the workers and prefix of the changelog topic.",
+    )(func)
+
+
+def policy_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The decision policy's options; the command receives one `policy: Policy`."""
+
+    @functools.wraps(func)
+    def with_policy(
+        *args: Any,
+        ordering: str,
+        admit_kinds: str,
+        ordered_sources: str,
+        dedupe_window_ms: int,
+        **kwargs: Any,
+    ) -> Any:
+        kwargs["policy"] = build_policy(ordering, admit_kinds, ordered_sources, dedupe_window_ms)
+        return func(*args, **kwargs)
+
+    options = [
+        setting(
+            "--ordering",
+            "SEQGATE_ORDERING",
+            type=click.Choice(["aws", "numeric"]),
+            default="aws",
+            help="How S3 sequencers compare: aws (right-pad with 0, AWS's documented rule)"
+            " or numeric (hex value, the guide's rule).",
+        ),
+        setting(
+            "--admit-kinds",
+            "SEQGATE_ADMIT_KINDS",
+            default=",".join(sorted(DEFAULT_ADMITTED_KINDS)),
+            help="Comma-separated event kinds that may be accepted (created, removed,"
+            " version_removed, ...: docs/kinds.md); other kinds are counted as filtered.",
+        ),
+        setting(
+            "--ordered-sources",
+            "SEQGATE_ORDERED_SOURCES",
+            default=",".join(sorted(DEFAULT_ORDERED_SOURCES)),
+            help="Sources whose positions order an object's writes; the others are"
+            " dedupe-only (add minio for a single-node MinIO).",
+        ),
+        setting(
+            "--dedupe-window-ms",
+            "SEQGATE_DEDUPE_WINDOW_MS",
+            default=DEFAULT_DEDUPE_WINDOW_MS,
+            type=click.IntRange(1, None),
+            help="How long (in input record time) an accepted event id of a dedupe-only"
+            " source suppresses its redeliveries.",
+        ),
+    ]
+    return stacked(with_policy, options)
+
+
+def _names(text: str) -> list[str]:
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
+def build_policy(
+    ordering: str,
+    admit_kinds: str,
+    ordered_sources: str = ",".join(sorted(DEFAULT_ORDERED_SOURCES)),
+    dedupe_window_ms: int = DEFAULT_DEDUPE_WINDOW_MS,
+) -> Policy:
+    try:
+        return Policy.build(
+            ordering,
+            _names(admit_kinds),
+            ordered_sources=_names(ordered_sources),
+            dedupe_window_ms=dedupe_window_ms,
+        )
+    except PolicyError as error:
+        option = _POLICY_OPTIONS.get(error.setting, error.setting)
+        raise CliError(f"{option}: {error}") from error
+
+
+_POLICY_OPTIONS = {
+    "admitted_kinds": "--admit-kinds",
+    "ordered_sources": "--ordered-sources",
+    "dedupe_window_ms": "--dedupe-window-ms",
+}
+
+
+class _CommaList(click.ParamType):  # type: ignore[type-arg,unused-ignore]  # generic in click 8.2+
+    """Text items of a repeatable option; its variable separates them with commas."""
+
+    name = "TEXT"
+    envvar_list_splitter = ","
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        return str(value)
+
+
+def filter_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The bridge's event filter options; the command receives one `event_filter`."""
+
+    @functools.wraps(func)
+    def with_filter(
+        *args: Any,
+        bucket: tuple[str, ...],
+        include_prefix: tuple[str, ...],
+        exclude_prefix: tuple[str, ...],
+        **kwargs: Any,
+    ) -> Any:
+        kwargs["event_filter"] = build_filter(bucket, include_prefix, exclude_prefix)
+        return func(*args, **kwargs)
+
+    options = [
+        setting(
+            "--bucket",
+            "SEQGATE_BUCKETS",
+            type=_CommaList(),
+            multiple=True,
+            help="Publish only events of these buckets (exact names; repeat the option or"
+            " separate with commas). Default: every bucket.",
+        ),
+        setting(
+            "--include-prefix",
+            "SEQGATE_INCLUDE_PREFIXES",
+            type=_CommaList(),
+            multiple=True,
+            help="Publish only events whose decoded key starts with one of these literal"
+            " prefixes (no wildcards; repeat or separate with commas). Default: every key.",
+        ),
+        setting(
+            "--exclude-prefix",
+            "SEQGATE_EXCLUDE_PREFIXES",
+            type=_CommaList(),
+            multiple=True,
+            help="Never publish events whose decoded key starts with one of these literal"
+            " prefixes (wins over --include-prefix; e.g. where generated output is written)."
+            " Filtered events are counted, not published nor dead-lettered.",
+        ),
+    ]
+    return stacked(with_filter, options)
+
+
+def s3_parse_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """`--allow-missing-sequencer`; the command receives one `s3_options: S3ParseOptions`."""
+
+    @functools.wraps(func)
+    def with_s3_options(*args: Any, allow_missing_sequencer: bool, **kwargs: Any) -> Any:
+        kwargs["s3_options"] = S3ParseOptions(allow_missing_sequencer=allow_missing_sequencer)
+        return func(*args, **kwargs)
+
+    option = setting(
+        "--allow-missing-sequencer",
+        "SEQGATE_ALLOW_MISSING_SEQUENCER",
+        is_flag=True,
+        default=False,
+        help="Accept S3 records without a sequencer (S3-compatible producers and emulators"
+        " that send none) as position-less events: the worker then only drops redeliveries"
+        " and cannot detect an older write delivered late (docs/aws-setup.md). Default:"
+        " rejected as invalid_sequencer.",
+    )
+    wrapped: Callable[..., Any] = option(with_s3_options)
+    return wrapped
+
+
+def _items(values: tuple[str, ...] | list[str] | str | None) -> list[str]:
+    """Flag values, each possibly a comma list; a config file may give a list or a string."""
+    if values is None:
+        return []
+    if isinstance(values, str):
+        values = [values]
+    return [item.strip() for value in values for item in str(value).split(",") if item.strip()]
+
+
+def build_filter(
+    buckets: tuple[str, ...], include_prefixes: tuple[str, ...], exclude_prefixes: tuple[str, ...]
+) -> EventFilter:
+    try:
+        return EventFilter.build(
+            _items(buckets), _items(include_prefixes), _items(exclude_prefixes)
+        )
+    except FilterError as error:
+        raise CliError(str(error)) from error
+
+
+def session_timeout_option(member: str) -> Callable[[F], F]:
+    """`--session-timeout-ms` of a consumer-group member (`member` names it in the help)."""
+    return setting(
+        "--session-timeout-ms",
+        "SEQGATE_SESSION_TIMEOUT_MS",
+        default=45_000,
+        type=click.IntRange(1000, 3_600_000),
+        help=f"How long the group waits for a silent {member} before moving its partitions.",
+    )

@@ -1,0 +1,144 @@
+"""`seqgate bench --vary SETTING`: the Worker with one setting changed, side by side.
+
+The default Worker and one Worker per `--vary` run in turn on the same
+pre-loaded input, `--rounds` times in alternating order (fresh group,
+changelog and state each time); each variant is reported as its best round
+and as a ratio of the default's best round, measured in the same run. A
+setting is written `producer.<librdkafka key>=<value>`,
+`consumer.<librdkafka key>=<value>` or `batch-size=<records>`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from confluent_kafka.admin import AdminClient
+
+from seqgate.streams.devtools.bench.pairs import stage_throughput
+from seqgate.streams.devtools.bench.workload import WorkloadSpec, build_workload
+from seqgate.streams.runtime.kafka_clients import client_config
+from seqgate.streams.runtime.kafka_settings import KafkaSettings
+from seqgate.streams.runtime.topics import (
+    TopicSpec,
+    changelog_topic,
+    create_topics,
+    pipeline_topics,
+)
+
+DEFAULT = "default"
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    label: str
+    spec_changes: dict[str, Any]  # merged into the Worker stage's spec
+
+
+def parse_variant(text: str) -> Variant:
+    """`producer.linger.ms=0`, `consumer.fetch.wait.max.ms=10` or `batch-size=2000`.
+
+    Raises ValueError naming the accepted forms."""
+    name, sep, value = text.partition("=")
+    if not sep or not value:
+        raise ValueError(f"--vary {text!r}: expected SETTING=VALUE, e.g. producer.linger.ms=0")
+    if name == "batch-size":
+        if not value.isdigit() or int(value) < 1:
+            raise ValueError(f"--vary {text!r}: batch-size takes a positive number of records")
+        return Variant(text, {"batch_size": int(value)})
+    client, dot, key = name.partition(".")
+    if dot and key and client in ("producer", "consumer"):
+        return Variant(text, {f"extra_{client}_config": {key: value}})
+    raise ValueError(
+        f"--vary {text!r}: expected producer.<key>=<value>, consumer.<key>=<value>"
+        " (librdkafka settings) or batch-size=<records>"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class VariantResult:
+    label: str
+    rates: list[float]  # events/s, one per round
+
+    @property
+    def best(self) -> float:
+        return max(self.rates)
+
+
+def compare_variants(
+    variants: list[Variant],
+    *,
+    spec: WorkloadSpec,
+    common: dict[str, Any],
+    kafka: KafkaSettings,
+    rounds: int,
+    run_stage: Callable[[dict[str, Any]], dict[str, Any]],
+    preload: Callable[[KafkaSettings, str, list[tuple[bytes, bytes]]], None],
+    progress: Callable[[str], None],
+    prefix: str,
+) -> list[VariantResult]:
+    """Run the default Worker and every variant `rounds` times, alternating."""
+    every = [Variant(DEFAULT, {}), *variants]
+    apps = [f"{prefix}-v{index}-r{r}" for index in range(len(every)) for r in range(rounds)]
+    names = pipeline_topics(
+        input_topic=f"{prefix}-in",
+        outbox_topic=f"{prefix}-outbox",
+        rejected_topic=f"{prefix}-rejected",
+        application_id=apps[0],
+        partitions=spec.partitions,
+    ) + [TopicSpec(changelog_topic(app), spec.partitions, compacted=True) for app in apps[1:]]
+    admin = AdminClient(client_config(kafka))
+    create_topics(admin, names)
+    try:
+        progress(f"building and pre-loading {spec.events:,} events (not measured)")
+        workload = build_workload(spec)
+        preload(kafka, f"{prefix}-in", workload.records)
+        del workload
+        rates: dict[str, list[float]] = {variant.label: [] for variant in every}
+        with tempfile.TemporaryDirectory(prefix="seqgate-bench-vary-") as tmp:
+            for r in range(rounds):
+                for index, variant in enumerate(every):
+                    started = time.monotonic()
+                    result = run_stage(
+                        {
+                            **common,
+                            "input_topic": f"{prefix}-in",
+                            "outbox_topic": f"{prefix}-outbox",
+                            "rejected_topic": f"{prefix}-rejected",
+                            "mode": "worker",
+                            "application_id": f"{prefix}-v{index}-r{r}",
+                            "expect": spec.events,
+                            "state_dir": str(Path(tmp) / f"v{index}-r{r}"),
+                            **variant.spec_changes,
+                        }
+                    )
+                    rate = stage_throughput(result).rate
+                    rates[variant.label].append(rate)
+                    progress(
+                        f"round {r + 1}/{rounds}: {variant.label}: {rate:,.0f} events/s"
+                        f" ({time.monotonic() - started:.0f} s)"
+                    )
+    finally:
+        for future in admin.delete_topics([t.name for t in names], request_timeout=30).values():
+            with contextlib.suppress(Exception):
+                future.result()
+    return [VariantResult(label, values) for label, values in rates.items()]
+
+
+def variants_table(results: list[VariantResult]) -> str:
+    """One row per variant: best round, ratio to the default's best, every round."""
+    default = next(result for result in results if result.label == DEFAULT)
+    width = max(len(result.label) for result in results) + 2
+    lines = [f"{'worker setting':<{width}}{'best ev/s':>12}{'vs default':>12}   every round"]
+    for result in results:
+        rounds = ", ".join(f"{rate:,.0f}" for rate in result.rates)
+        lines.append(
+            f"{result.label:<{width}}{result.best:>12,.0f}"
+            f"{result.best / default.best:>11.2f}x   {rounds}"
+        )
+    return "\n".join(lines)

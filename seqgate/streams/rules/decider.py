@@ -1,0 +1,153 @@
+"""One input record → its outcome, its outbox record and its state changes.
+
+Shared by the worker (state = transaction overlay over RocksDB) and by the
+reference replay of `verify` (state = a dict), so both apply exactly the
+same rules; what differs, and what the checks compare, is how each keeps
+and commits its state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from seqgate.schemas.codec import SEEN_EVENT, WATERMARK, watermark_position
+from seqgate.schemas.identity import event_identity
+from seqgate.schemas.limits import FieldLimitError, check_event
+from seqgate.schemas.reasons import RejectReason
+from seqgate.schemas.records import ObjectEvent, OutboxRecord, SeenEvent, Watermark
+from seqgate.streams.rules.policy import (
+    KNOWN_SOURCES,
+    Outcome,
+    Policy,
+    Trust,
+    UndecidableEvent,
+    decide_dedupe,
+    decide_position,
+    expired,
+)
+from seqgate.streams.state.store import (
+    STREAM_TIME_KEY,
+    decode_stream_time,
+    encode_stream_time,
+    seen_key,
+    watermark_key,
+)
+
+
+class StateView(Protocol):
+    """Read access to one partition's state, by changelog key."""
+
+    def get(self, key: bytes) -> bytes | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class InputPosition:
+    partition: int
+    offset: int
+    record_time: int  # the input record's Kafka timestamp (ms)
+
+
+@dataclass(slots=True)
+class Verdict:
+    outcome: Outcome
+    outbox: OutboxRecord | None = None
+    changes: dict[bytes, bytes | None] = field(default_factory=dict)
+
+
+def record_identity(key: bytes | None, event: ObjectEvent) -> str:
+    """The identity an input record is decided under; raises UndecidableEvent.
+
+    Checked before any state is read, for input that did not come from the
+    bridge: an unknown source would silently become dedupe-only; a field past
+    its limit could make an outbox record the broker refuses, aborting the
+    same transaction forever; and a key other than the event's identity would
+    give one object a second watermark (in another partition, or under another
+    name): the bridge always keys by identity, so any other key is refused.
+    """
+    if event.source not in KNOWN_SOURCES:
+        raise UndecidableEvent(
+            RejectReason.UNKNOWN_SOURCE,
+            f"event {event.id[:80]!r}: source {event.source[:80]!r} is not one seqgate knows"
+            f" ({', '.join(sorted(KNOWN_SOURCES))}): the record was not written by its bridge",
+        )
+    try:
+        check_event(event)
+    except FieldLimitError as error:
+        raise UndecidableEvent(RejectReason.INVALID_FIELD, str(error)) from error
+    try:
+        identity = event_identity(event.source, event.bucket, event.key)
+    except ValueError as error:  # an empty bucket or key, a bucket with '/'
+        raise UndecidableEvent(RejectReason.INVALID_FIELD, f"event {event.id!r}: {error}") from None
+    if key is not None and key != identity.encode("utf-8"):
+        try:
+            shown = repr(key.decode("utf-8")[:120])
+        except UnicodeDecodeError:
+            raise UndecidableEvent(
+                RejectReason.UNDECODABLE_EVENT,
+                f"the record key is not UTF-8 ({key[:40]!r}...): expected the object identity"
+                f" {identity[:120]!r}",
+            ) from None
+        raise UndecidableEvent(
+            RejectReason.KEY_MISMATCH,
+            f"the record key {shown} is not the event's object identity {identity[:120]!r}:"
+            " records must be keyed by identity (as the bridge does), or one object would"
+            " have two watermarks",
+        )
+    return identity
+
+
+def decide_record(
+    state: StateView, event: ObjectEvent, identity: str, at: InputPosition, policy: Policy
+) -> Verdict:
+    """Decide one event; raises UndecidableEvent (to be dead-lettered).
+
+    An event of an ordered source without a position (S3 sends no sequencer
+    for tagging, ACL, restore, ... events) can only be deduplicated by id.
+    """
+    if policy.trust_for(event.source) is Trust.ORDERED and event.position is not None:
+        return _ordered(state, event, identity, at, policy)
+    return _dedupe(state, event, identity, at, policy)
+
+
+def _ordered(
+    state: StateView, event: ObjectEvent, identity: str, at: InputPosition, policy: Policy
+) -> Verdict:
+    key = watermark_key(identity)
+    raw = state.get(key)
+    previous = None if raw is None else watermark_position(raw)
+    outcome = decide_position(event, previous, policy)
+    if outcome is not Outcome.ACCEPTED:
+        return Verdict(outcome)
+    assert event.position is not None
+    watermark = Watermark(event.position, event.id, at.partition, at.offset)
+    return Verdict(
+        outcome,
+        OutboxRecord(event, previous, at.partition, at.offset),
+        {key: WATERMARK.encode(watermark)},
+    )
+
+
+def _dedupe(
+    state: StateView, event: ObjectEvent, identity: str, at: InputPosition, policy: Policy
+) -> Verdict:
+    changes: dict[bytes, bytes | None] = {}
+    raw_time = state.get(STREAM_TIME_KEY)
+    stream_time = at.record_time if raw_time is None else decode_stream_time(raw_time)
+    if at.record_time > stream_time or raw_time is None:
+        stream_time = at.record_time
+        changes[STREAM_TIME_KEY] = encode_stream_time(stream_time)
+    key = seen_key(event.id)
+    raw = state.get(key)
+    seen = None if raw is None else SEEN_EVENT.decode(raw)
+    outcome = decide_dedupe(event, seen, stream_time, at.record_time, policy)
+    if outcome is not Outcome.ACCEPTED:
+        return Verdict(outcome, changes=changes)
+    entry = SeenEvent(event.id, identity, at.record_time, at.partition, at.offset)
+    changes[key] = SEEN_EVENT.encode(entry)
+    return Verdict(outcome, OutboxRecord(event, None, at.partition, at.offset), changes)
+
+
+def purgeable(candidates: list[SeenEvent], stream_time: int, policy: Policy) -> list[bytes]:
+    """Keys of seen ids that count as absent already: safe to delete (tombstone)."""
+    return [seen_key(seen.event_id) for seen in candidates if expired(seen, stream_time, policy)]

@@ -1,0 +1,214 @@
+"""The decision rule of the processor (docs/design.md §1.1, §3): pure, no I/O.
+
+Given one event and the committed state it touches, say what happens to it.
+Every input ends in exactly one `Outcome`.
+
+Two modes, chosen per source (`Policy.trust_for`):
+
+* **ordered** — the source's position orders the writes of one object
+  (S3 and Azure sequencers): accepted iff strictly greater than the
+  object's watermark; equal is a duplicate, lower is stale.
+* **dedupe-only** — the position cannot be trusted to order (MinIO's node
+  clock, GCS generations, webhooks without one): accepted iff the event id
+  was not accepted within the dedupe window, measured in *record time*
+  (the Kafka timestamps of the input) so that a replay decides the same.
+
+Record time of the dedupe-only mode. The partition's *stream time* is the
+highest record time seen. An event older than stream time minus the window is
+`late`: its id may have been accepted and forgotten already, so it is never
+accepted. Accepted ids are kept for twice the window (the window, then as much
+again of grace), so an event that is not late always finds the id it repeats:
+a redelivery is accepted again only when it comes more than one window after
+the accepted copy, whatever timestamp a producer put on either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+
+from seqgate.connectors.parsers.s3.event_names import KIND_DESCRIPTIONS
+from seqgate.schemas.ordering import NUMERIC_SEQUENCER_ORDER, PositionOrder, order_named
+from seqgate.schemas.reasons import RejectReason
+from seqgate.schemas.records import EventKind, ObjectEvent, SeenEvent, Watermark
+
+
+class Outcome(StrEnum):
+    ACCEPTED = "accepted"
+    DUPLICATE = "duplicate"
+    STALE = "stale"
+    LATE = "late"
+    FILTERED = "filtered"
+    IGNORED = "ignored"
+    REJECTED = "rejected"
+
+
+class Trust(StrEnum):
+    ORDERED = "ordered"
+    DEDUPE = "dedupe"
+
+
+OUTCOMES: tuple[Outcome, ...] = tuple(Outcome)
+DEFAULT_ADMITTED_KINDS: frozenset[str] = frozenset({EventKind.CREATED.value})
+DEFAULT_ORDERED_SOURCES: frozenset[str] = frozenset({"s3", "azure"})
+DEFAULT_DEDUPE_WINDOW_MS = 24 * 60 * 60 * 1000
+KNOWN_KINDS: frozenset[str] = frozenset(KIND_DESCRIPTIONS)
+KNOWN_SOURCES: frozenset[str] = frozenset(
+    {"s3", "minio", "azure", "gcs", "supabase", "b2", "box", "cloudinary", "appwrite"}
+)
+"""The `source` values the bridge writes (one per provider parser)."""
+
+# Sources whose positions have their own comparison whatever --ordering says.
+_SOURCE_ORDERS: dict[str, PositionOrder] = {"minio": NUMERIC_SEQUENCER_ORDER}
+
+
+class PolicyError(ValueError):
+    """A policy setting is invalid; ``setting`` names it (``admitted_kinds``, ...)."""
+
+    def __init__(self, setting: str, message: str) -> None:
+        super().__init__(message)
+        self.setting = setting
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """Which events the processor forwards.
+
+    `order` compares S3 positions of one object; `admitted_kinds` selects
+    the kinds that may be accepted (the rest are `filtered`);
+    `ordered_sources` are trusted to order, the others are dedupe-only
+    with a window of `dedupe_window_ms` of record time.
+    """
+
+    order: PositionOrder
+    admitted_kinds: frozenset[str] = DEFAULT_ADMITTED_KINDS
+    ordered_sources: frozenset[str] = DEFAULT_ORDERED_SOURCES
+    dedupe_window_ms: int = DEFAULT_DEDUPE_WINDOW_MS
+
+    @classmethod
+    def build(
+        cls,
+        ordering: str = "aws",
+        admitted_kinds: Iterable[str] | None = None,
+        *,
+        ordered_sources: Iterable[str] | None = None,
+        dedupe_window_ms: int = DEFAULT_DEDUPE_WINDOW_MS,
+    ) -> Policy:
+        kinds = DEFAULT_ADMITTED_KINDS if admitted_kinds is None else frozenset(admitted_kinds)
+        unknown = kinds - KNOWN_KINDS
+        if unknown:
+            valid = ", ".join(sorted(KNOWN_KINDS))
+            raise PolicyError(
+                "admitted_kinds",
+                f"unknown event kind(s) {sorted(unknown)}: valid kinds are {valid}",
+            )
+        if dedupe_window_ms <= 0:
+            raise PolicyError(
+                "dedupe_window_ms", f"the dedupe window must be positive, got {dedupe_window_ms} ms"
+            )
+        sources = DEFAULT_ORDERED_SOURCES if ordered_sources is None else frozenset(ordered_sources)
+        unknown_sources = sources - KNOWN_SOURCES
+        if unknown_sources:
+            valid = ", ".join(sorted(KNOWN_SOURCES))
+            raise PolicyError(
+                "ordered_sources",
+                f"unknown source(s) {sorted(unknown_sources)}: valid sources are {valid}",
+            )
+        return cls(order_named(ordering), kinds, sources, dedupe_window_ms)
+
+    @property
+    def dedupe_retention_ms(self) -> int:
+        """How long (record time) an accepted id is kept: the window and as much grace."""
+        return 2 * self.dedupe_window_ms
+
+    def trust_for(self, source: str) -> Trust:
+        return Trust.ORDERED if source in self.ordered_sources else Trust.DEDUPE
+
+    def order_for(self, source: str) -> PositionOrder:
+        return _SOURCE_ORDERS.get(source, self.order)
+
+
+class UndecidableEvent(Exception):
+    """The event cannot be ordered (no position, or a malformed one)."""
+
+    def __init__(self, reason: RejectReason, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+def decide(event: ObjectEvent, current: Watermark | None, policy: Policy) -> Outcome:
+    """Decide one event of an ordered source against the watermark of its object.
+
+    Accepted iff the kind is admitted and the position is strictly greater
+    than the watermark's; equal is a duplicate (the same write delivered
+    again), lower is stale. Raises UndecidableEvent for an event without a
+    usable position; the caller dead-letters it.
+    """
+    return decide_position(event, None if current is None else current.position, policy)
+
+
+def decide_position(event: ObjectEvent, current: str | None, policy: Policy) -> Outcome:
+    """`decide` given only the watermark's position (None: the object has none)."""
+    if event.kind not in policy.admitted_kinds:
+        return Outcome.FILTERED
+    if event.position is None:
+        raise UndecidableEvent(
+            RejectReason.MISSING_POSITION,
+            f"event {event.id} for {event.source}://{event.bucket}/{event.key} has no position;"
+            f" {event.source} is configured as an ordered source, which must carry one",
+        )
+    order = policy.order_for(event.source)
+    try:
+        if current is None:
+            order.canonical(event.position)  # validates it
+            return Outcome.ACCEPTED
+        comparison = order.compare(event.position, current)
+    except ValueError as error:
+        reason = RejectReason.INVALID_SEQUENCER
+        raise UndecidableEvent(reason, f"event {event.id}: {error}") from error
+    if comparison > 0:
+        return Outcome.ACCEPTED
+    return Outcome.DUPLICATE if comparison == 0 else Outcome.STALE
+
+
+def decide_dedupe(
+    event: ObjectEvent,
+    seen: SeenEvent | None,
+    stream_time: int,
+    record_time: int,
+    policy: Policy,
+) -> Outcome:
+    """Decide one event of a dedupe-only source.
+
+    `stream_time` is the highest input record time of the partition so far
+    (this record included) and `record_time` this record's. A repeated id
+    that is still kept is a duplicate; otherwise an event older than the
+    window is late; otherwise it is accepted. Purging expired ids later never
+    changes a decision, because an expired entry already counts as absent.
+
+    Why this holds whatever the timestamps: the id of an accepted copy at time
+    t is kept while stream time <= t + 2 window, and an event at time r is
+    decided only while r >= stream time - window. Both at once mean r - t >
+    window whenever the id is gone, i.e. a repeat within one window of its
+    accepted copy is never accepted (a producer stamping a record in the
+    future only makes later events late, never accepted twice).
+    """
+    if event.kind not in policy.admitted_kinds:
+        return Outcome.FILTERED
+    if seen is not None and not expired(seen, stream_time, policy):
+        return Outcome.DUPLICATE
+    if is_late(record_time, stream_time, policy):
+        return Outcome.LATE
+    return Outcome.ACCEPTED
+
+
+def is_late(record_time: int, stream_time: int, policy: Policy) -> bool:
+    """Older than the dedupe window behind stream time: never accepted."""
+    return record_time + policy.dedupe_window_ms < stream_time
+
+
+def expired(seen: SeenEvent, stream_time: int, policy: Policy) -> bool:
+    """An accepted id is kept for two windows of record time (the window and its grace)."""
+    return seen.record_time + policy.dedupe_retention_ms < stream_time

@@ -1,0 +1,88 @@
+"""The worker's settings and the Kafka client configurations they make."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from confluent_kafka import KafkaError
+
+from seqgate.streams.rules.policy import Policy
+from seqgate.streams.runtime.kafka_clients import client_config
+from seqgate.streams.runtime.kafka_settings import KafkaSettings
+from seqgate.streams.runtime.topics import changelog_topic
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerConfig:
+    kafka: KafkaSettings
+    state_dir: Path
+    application_id: str = "seqgate"
+    instance_id: str = "worker-0"
+    input_topic: str = "object-events"
+    outbox_topic: str = "object-events.outbox"
+    rejected_topic: str = "object-events.rejected"
+    policy: Policy = field(default_factory=Policy.build)
+    commit_every: int = 2000
+    commit_interval_ms: int = 100
+    batch_size: int = 500
+    session_timeout_ms: int = 45_000
+    transaction_timeout_ms: int = 60_000
+    stall_timeout_ms: int = 120_000
+    kafka_timeout_s: float = 30.0
+    audit_topic: str | None = None  # every decision, in the outbox's transaction
+    metrics_host: str = "127.0.0.1"
+    metrics_port: int | None = None  # /metrics, /healthz, /readyz; 0 picks a free port
+    extra_consumer_config: dict[str, str] = field(default_factory=dict)
+    extra_producer_config: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def changelog_topic(self) -> str:
+        return changelog_topic(self.application_id)
+
+    @property
+    def transactional_id(self) -> str:
+        return f"{self.application_id}-{self.instance_id}"
+
+
+def consumer_config(config: WorkerConfig) -> dict[str, object]:
+    """The input consumer: read_committed, manual commits, static membership."""
+    return client_config(
+        config.kafka,
+        **{
+            "group.id": config.application_id,
+            # Static membership: a restarted instance takes its partitions
+            # back at once instead of waiting for the session timeout.
+            "group.instance.id": config.instance_id,
+            "session.timeout.ms": config.session_timeout_ms,
+            "isolation.level": "read_committed",
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+            "partition.assignment.strategy": "cooperative-sticky",
+            "enable.partition.eof": False,
+            **config.extra_consumer_config,
+        },
+    )
+
+
+def producer_config(
+    config: WorkerConfig, *, on_error: Callable[[KafkaError], None]
+) -> dict[str, object]:
+    """The transactional producer of outbox, changelog, dead letters and audit records."""
+    return client_config(
+        config.kafka,
+        **{
+            "transactional.id": config.transactional_id,
+            "error_cb": on_error,
+            # How long a dead worker's open transaction can hold back
+            # read_committed readers before the broker aborts it.
+            "transaction.timeout.ms": config.transaction_timeout_ms,
+            "enable.idempotence": True,
+            "acks": "all",
+            "linger.ms": 5,
+            # The Java client's partitioner, so Java and Python producers agree.
+            "partitioner": "murmur2_random",
+            **config.extra_producer_config,
+        },
+    )

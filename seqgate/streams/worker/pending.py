@@ -1,0 +1,49 @@
+"""What the worker's open transaction holds until it commits (docs/design.md §5.2).
+
+State changes stay in a `TransactionOverlay` and reach RocksDB only after
+`commit_transaction`; each record reads them through an `OverlayView`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from confluent_kafka import KafkaError, Message
+
+from seqgate.streams.runtime.metrics import Tally
+from seqgate.streams.state.store import PartitionStore, TransactionOverlay
+from seqgate.streams.worker.audit import Decision
+
+
+@dataclass
+class PendingState:
+    """Everything the open transaction holds until it commits."""
+
+    overlay: TransactionOverlay = field(default_factory=TransactionOverlay)
+    views: dict[int, OverlayView] = field(default_factory=dict)
+    next_offsets: dict[int, int] = field(default_factory=dict)
+    changelog_last_offset: dict[int, int] = field(default_factory=dict)
+    delivery_errors: list[KafkaError] = field(default_factory=list)
+    decisions: list[Decision] = field(default_factory=list)  # kept only for an on_commit listener
+    tally: Tally = field(default_factory=dict)
+    records: int = 0
+    started: float = 0.0
+
+
+def coordinates(message: Message) -> tuple[int, int]:
+    """(partition, offset) of a consumed or delivered message."""
+    partition, offset = message.partition(), message.offset()
+    assert partition is not None and offset is not None
+    return partition, offset
+
+
+class OverlayView:
+    """The state one record sees: the open transaction's changes, then committed state."""
+
+    def __init__(self, overlay: TransactionOverlay, store: PartitionStore, partition: int) -> None:
+        self.changes = overlay.changes_of(partition)
+        self._store = store
+
+    def get(self, key: bytes) -> bytes | None:
+        changes = self.changes
+        return changes[key] if key in changes else self._store.get(key)

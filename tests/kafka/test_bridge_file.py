@@ -1,0 +1,438 @@
+"""`seqgate bridge file` against a real broker (docs/design.md §2 contracts, §7).
+
+What is checked, per run of the command in its own process:
+
+* the printed JSON summary, and conservation: every record (or whole message) of the
+  input is published, ignored or rejected, exactly once;
+* events are Avro single-object encoded ObjectEvents keyed by the UTF-8 object identity
+  ``s3://<bucket>/<decoded key>``, in the partition that **Java's** default partitioner
+  picks (murmur2, implemented here from ``org.apache.kafka.common.utils.Utils.murmur2``);
+* dead letters carry the exact input bytes, the reason, a message, the origin
+  ``file:<path>:<line>`` and the record index (None for a whole-message failure);
+* Kafka failures end in exit 2 with one ``error:`` line and no traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from confluent_kafka.admin import AdminClient
+
+from seqgate.schemas.codec import OBJECT_EVENT, REJECTED_RECORD, SINGLE_OBJECT_MAGIC
+from seqgate.schemas.identity import java_murmur2
+from seqgate.schemas.records import ObjectEvent, RejectedRecord
+from seqgate.streams.devtools.samples import s3_notification, s3_record, s3_test_event, to_bytes
+from seqgate.streams.runtime.topics import create_topics, pipeline_topics
+from tests.support.kafka_helpers import read_all
+from tests.support.paths import REPO
+
+pytestmark = pytest.mark.kafka
+
+PARTITIONS = 6
+BUCKET = "example-input"
+MALFORMED_LINE = b'{"Records": ['
+
+# ---- Java's partitioner --------------------------------------------------------------------------
+
+
+def java_partition(key: bytes, partitions: int) -> int:
+    """The Java client's partition for a keyed record: toPositive(murmur2(key)) % n."""
+    return (java_murmur2(key) & 0x7FFFFFFF) % partitions  # the product's, vector-tested below
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        # apache/kafka clients/src/test/java/org/apache/kafka/common/utils/UtilsTest.java
+        # (testMurmur2).
+        (b"21", -973932308),
+        (b"foobar", -790332482),
+        (b"a-little-bit-long-string", -985981536),
+        (b"a-little-bit-longer-string", -1486304829),
+        (b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8", -58897971),
+        (b"abc", 479470107),
+        # Values of Kafka's Utils.murmur2 pinned by Akka's Murmur2Spec: every tail length.
+        (b"1", -1993445489),
+        (b"12", 126087238),
+        (b"123", -267702483),
+        (b"1234", -1614185708),
+        (b"12345", -1188365604),
+    ],
+)
+def test_java_murmur2_matches_kafkas_own_vectors(data: bytes, expected: int) -> None:
+    assert java_murmur2(data) == expected
+
+
+# ---- fixtures and helpers ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    bootstrap: str
+    events: str
+    rejected: str
+
+
+@pytest.fixture
+def pipeline(kafka_bootstrap: str, unique_name: str) -> Pipeline:
+    specs = pipeline_topics(
+        input_topic=f"{unique_name}.object-events",
+        outbox_topic=f"{unique_name}.object-events.outbox",
+        rejected_topic=f"{unique_name}.object-events.rejected",
+        application_id=f"{unique_name}-app",
+        partitions=PARTITIONS,
+    )
+    created = create_topics(AdminClient({"bootstrap.servers": kafka_bootstrap}), specs)
+    assert set(created.values()) == {"created"}
+    return Pipeline(kafka_bootstrap, specs[0].name, specs[2].name)
+
+
+def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    environment = {
+        name: value
+        for name, value in os.environ.items()
+        if not (name.startswith("SEQGATE_") or name == "KAFKA_BOOTSTRAP_SERVERS")
+    }
+    environment.update(extra or {})
+    return environment
+
+
+def bridge(
+    pipeline: Pipeline,
+    *paths: str,
+    stdin: bytes | None = None,
+    runner: str | None = None,
+    timeout: float = 120.0,
+) -> subprocess.CompletedProcess[bytes]:
+    """`python -m seqgate.streams.cli bridge file PATHS...` (or `python -c RUNNER ...`)."""
+    entry = ["-m", "seqgate.streams.cli"] if runner is None else ["-c", runner]
+    return subprocess.run(
+        [
+            sys.executable,
+            *entry,
+            "bridge",
+            "file",
+            *paths,
+            "--bootstrap-servers",
+            pipeline.bootstrap,
+            "--events-topic",
+            pipeline.events,
+            "--rejected-topic",
+            pipeline.rejected,
+        ],
+        input=stdin if stdin is not None else b"",
+        capture_output=True,
+        env=clean_env(),
+        cwd=REPO,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def summary_of(done: subprocess.CompletedProcess[bytes]) -> dict[str, int]:
+    stderr = done.stderr.decode("utf-8", "replace")
+    assert done.returncode == 0, stderr
+    assert "Traceback" not in stderr, stderr
+    summary: dict[str, int] = json.loads(done.stdout)
+    return summary
+
+
+@dataclass(frozen=True)
+class Published:
+    partition: int
+    key: bytes
+    event: ObjectEvent
+
+
+def published_events(pipeline: Pipeline) -> list[Published]:
+    found = []
+    for record in read_all(pipeline.bootstrap, pipeline.events):
+        assert record.key is not None
+        assert record.value.startswith(SINGLE_OBJECT_MAGIC), record.value[:10]
+        found.append(Published(record.partition, record.key, OBJECT_EVENT.decode(record.value)))
+    return found
+
+
+def dead_letters(pipeline: Pipeline) -> dict[tuple[str, int | None], RejectedRecord]:
+    letters: dict[tuple[str, int | None], RejectedRecord] = {}
+    for record in read_all(pipeline.bootstrap, pipeline.rejected):
+        letter = REJECTED_RECORD.decode(record.value)
+        key = (letter.origin, letter.record_index)
+        assert key not in letters, f"two dead letters for {key}"
+        letters[key] = letter
+    return letters
+
+
+def check_keys_and_partitions(events: list[Published]) -> None:
+    for published in events:
+        event = published.event
+        identity = f"s3://{event.bucket}/{event.key}".encode()
+        assert published.key == identity
+        assert published.partition == java_partition(published.key, PARTITIONS), (
+            f"{identity!r} is in partition {published.partition}, Java's partitioner says "
+            f"{java_partition(published.key, PARTITIONS)}"
+        )
+
+
+# ---- the inputs ----------------------------------------------------------------------------------
+
+# (form-encoded key as S3 sends it, the decoded key that the identity must carry)
+PUT_KEYS = [
+    ("a.txt", "a.txt"),
+    ("incoming%2FJune+report%2Bfinal.csv", "incoming/June report+final.csv"),
+    ("caf%C3%A9%2Fmenu.pdf", "café/menu.pdf"),
+    ("100%25+pure", "100% pure"),
+    ("deep/path/file-1", "deep/path/file-1"),
+    ("deep/path/file-2", "deep/path/file-2"),
+    ("deep/path/file-3", "deep/path/file-3"),
+    ("logs/2026/06/01/app.log", "logs/2026/06/01/app.log"),
+]
+
+
+def jsonl_input() -> tuple[bytes, list[bytes]]:
+    """The JSON Lines file and its lines (numbered from 1; line 10 is blank)."""
+    lines = [
+        to_bytes(s3_notification(s3_record(key=key, sequencer=f"{n + 1:x}")))
+        for n, (key, _) in enumerate(PUT_KEYS)
+    ]  # lines 1-8
+    lines.append(to_bytes(s3_test_event()))  # line 9
+    lines.append(b"")  # line 10: blank, skipped
+    lines.append(  # line 11: one good record, one bad record (index 1)
+        to_bytes(
+            s3_notification(
+                s3_record(key="multi-ok.txt", sequencer="a0"),
+                s3_record(key="multi-bad.txt", sequencer="a1", event_version="3.0"),
+            )
+        )
+    )
+    lines.append(MALFORMED_LINE)  # line 12
+    return b"\n".join(lines) + b"\n", lines
+
+
+# ---- tests ---------------------------------------------------------------------------------------
+
+
+def test_keys_of_this_module_tell_java_from_librdkafkas_default_partitioner() -> None:
+    # The check below means something only if some key lands elsewhere under librdkafka's
+    # default (consistent_random = CRC32) partitioner, and the keys spread over partitions.
+    keys = [f"s3://{BUCKET}/{decoded}".encode() for _, decoded in PUT_KEYS]
+    murmur = [java_partition(key, PARTITIONS) for key in keys]
+    crc = [zlib.crc32(key) % PARTITIONS for key in keys]
+    assert murmur != crc
+    assert len(set(murmur)) >= 3
+
+
+def test_bridge_publishes_a_json_lines_file(pipeline: Pipeline, tmp_path: Path) -> None:
+    source = tmp_path / "notifications.jsonl"
+    data, lines = jsonl_input()
+    source.write_bytes(data)
+
+    summary = summary_of(bridge(pipeline, str(source)))
+
+    puts = len(PUT_KEYS)
+    assert summary == {"messages": puts + 3, "published": puts + 1, "ignored": 1, "rejected": 2}
+    # Conservation: 8 single-record puts + 1 test event + 2 records + 1 malformed message.
+    units = puts + 1 + 2 + 1
+    assert summary["published"] + summary["ignored"] + summary["rejected"] == units
+
+    events = published_events(pipeline)
+    assert len(events) == summary["published"]
+    check_keys_and_partitions(events)
+    origin = f"file:{source}"
+    expected = {
+        (decoded, f"{origin}:{n + 1}", f"{n + 1:x}") for n, (_, decoded) in enumerate(PUT_KEYS)
+    }
+    expected.add(("multi-ok.txt", f"{origin}:11", "a0"))
+    assert {(p.event.key, p.event.origin, p.event.position) for p in events} == expected
+    assert all(p.event.bucket == BUCKET and p.event.source == "s3" for p in events)
+    assert all(p.event.kind == "created" for p in events)
+    assert len({p.partition for p in events}) >= 3
+
+    letters = dead_letters(pipeline)
+    assert set(letters) == {(f"{origin}:11", 1), (f"{origin}:12", None)}
+    bad_record = letters[(f"{origin}:11", 1)]
+    assert bad_record.raw == lines[10]
+    assert bad_record.reason == "unsupported_schema_version"
+    assert "eventVersion" in bad_record.message
+    malformed = letters[(f"{origin}:12", None)]
+    assert malformed.raw == MALFORMED_LINE
+    assert malformed.reason == "malformed_json"
+    assert malformed.message
+
+
+def test_bridge_publishes_a_pretty_printed_document_and_stdin(
+    pipeline: Pipeline, tmp_path: Path
+) -> None:
+    document = s3_notification(
+        s3_record(key="pretty%2Fone.txt", sequencer="0a1b"),
+        {**s3_record(key="pretty/two.txt"), "eventSource": "aws:dynamodb"},
+    )
+    pretty = tmp_path / "pretty.json"
+    pretty.write_text("\n\n" + json.dumps(document, indent=2) + "\n\n")
+    stdin_lines = [
+        to_bytes(s3_notification(s3_record(key="from%20stdin.txt", sequencer="5"))),
+        b'  {"Records": []}  ',
+    ]
+
+    summary = summary_of(bridge(pipeline, str(pretty), "-", stdin=b"\r\n".join(stdin_lines)))
+
+    assert summary == {"messages": 3, "published": 2, "ignored": 0, "rejected": 2}
+    events = published_events(pipeline)
+    check_keys_and_partitions(events)
+    assert {(p.event.key, p.event.origin) for p in events} == {
+        ("pretty/one.txt", f"file:{pretty}:3"),  # the document starts on line 3
+        ("from stdin.txt", "file:stdin:1"),
+    }
+
+    letters = dead_letters(pipeline)
+    assert set(letters) == {(f"file:{pretty}:3", 1), ("file:stdin:2", None)}
+    wrong_source = letters[(f"file:{pretty}:3", 1)]
+    assert wrong_source.raw == pretty.read_bytes().strip()  # the whole document, verbatim
+    assert wrong_source.reason == "wrong_event_source"
+    empty = letters[("file:stdin:2", None)]
+    assert empty.raw == stdin_lines[1]  # the line without its line ending, spaces kept
+    assert empty.reason == "not_a_notification"
+
+
+# ---- failures ------------------------------------------------------------------------------------
+
+# With an unreachable broker, `bridge file` fails once --delivery-timeout-ms has passed (the
+# real flag is tested below). The runners start the real CLI in a process whose publisher has
+# other librdkafka settings and/or a shorter flush timeout, to reach the failure paths that the
+# flags cannot: records still queued when the flush times out, and a tiny local queue.
+_RUNNER_PREFIX = """\
+import seqgate.connectors.publish.publisher as publisher
+import seqgate.streams.cli as cli
+
+
+class Patched(publisher.EventPublisher):
+    def __init__(self, bootstrap_servers, topics, extra_config=None, **options):
+        super().__init__(bootstrap_servers, topics, {EXTRA!r}, **options)
+
+    def flush(self, timeout=None):
+        super().flush({FLUSH!r})
+
+
+cli.bridge.EventPublisher = Patched
+cli.main()
+"""
+
+
+def runner(extra: dict[str, str], flush_timeout: float | None = None) -> str:
+    return _RUNNER_PREFIX.replace("{EXTRA!r}", repr(extra)).replace(
+        "{FLUSH!r}", repr(flush_timeout)
+    )
+
+
+@pytest.fixture
+def refusing(kafka_bootstrap: str, unique_name: str) -> Pipeline:
+    """Kafka answers, but has no such topics (auto-creation is off): every delivery fails,
+    as it does while the brokers are down (a real outage: tests/kafka/test_bridge_outage.py)."""
+    return Pipeline(kafka_bootstrap, f"{unique_name}.absent", f"{unique_name}.absent-rejected")
+
+
+FAILURE_RUNNERS = {
+    "delivery-timeout": (runner({"message.timeout.ms": "1500"}), "Kafka refused 2 record(s)"),
+    "flush-timeout": (
+        runner({"message.timeout.ms": "3000"}, flush_timeout=1.0),
+        "2 record(s) not acknowledged",
+    ),
+}
+
+
+def bridge_to(
+    pipeline: Pipeline, tmp_path: Path, runner_source: str, timeout: float = 120.0
+) -> subprocess.CompletedProcess[bytes]:
+    source = tmp_path / "one.jsonl"
+    source.write_bytes(
+        to_bytes(s3_notification(s3_record(key="x"), s3_record(key="y", event_version="3.0")))
+    )
+    return bridge(pipeline, str(source), runner=runner_source, timeout=timeout)
+
+
+@pytest.mark.kafka
+@pytest.mark.parametrize("case", sorted(FAILURE_RUNNERS))
+def test_records_kafka_refuses_exit_1_with_an_error_line(
+    refusing: Pipeline, tmp_path: Path, case: str
+) -> None:
+    runner_source, expected = FAILURE_RUNNERS[case]
+    done = bridge_to(refusing, tmp_path, runner_source)
+    stderr = done.stderr.decode("utf-8", "replace")
+    assert done.returncode == 1, stderr
+    assert done.stdout == b""  # no summary: nothing may be acknowledged upstream
+    assert "Traceback" not in stderr, stderr
+    assert len(stderr.splitlines()) == 1, stderr
+    assert stderr.startswith("error: "), stderr
+    assert expected in stderr, stderr
+
+
+@pytest.mark.kafka
+def test_a_failed_flush_fails_promptly(refusing: Pipeline, tmp_path: Path) -> None:
+    # Flush for 1 s; librdkafka would keep the records for 60 s more.
+    slow_to_give_up = runner({"message.timeout.ms": "60000"}, flush_timeout=1.0)
+    done = bridge_to(refusing, tmp_path, slow_to_give_up, timeout=20.0)
+    assert done.returncode == 1, done.stderr
+
+
+def test_an_unreachable_broker_is_exit_3_before_any_input_is_read(tmp_path: Path) -> None:
+    done = bridge(Pipeline("127.0.0.1:1", "e", "r"), str(tmp_path / "never-read.jsonl"))
+    lines = done.stderr.decode("utf-8", "replace").splitlines()
+    assert done.returncode == 3
+    assert len(lines) == 1 and lines[0].startswith("error: Kafka at 127.0.0.1:1: "), lines
+    assert done.stdout == b""
+
+
+def test_bridge_survives_a_full_producer_queue(pipeline: Pipeline, tmp_path: Path) -> None:
+    # The same situation as a 100001-record replay to a slow broker, made small: a queue of 10.
+    source = tmp_path / "many.jsonl"
+    source.write_bytes(
+        b"\n".join(
+            to_bytes(s3_notification(s3_record(key=f"k{n}", sequencer="1"))) for n in range(50)
+        )
+    )
+    done = bridge(pipeline, str(source), runner=runner({"queue.buffering.max.messages": "10"}))
+    assert summary_of(done) == {"messages": 50, "published": 50, "ignored": 0, "rejected": 0}
+
+
+@pytest.mark.kafka
+def test_the_delivery_timeout_flag_bounds_the_wait_for_refused_records(
+    refusing: Pipeline, tmp_path: Path
+) -> None:
+    source = tmp_path / "one.jsonl"
+    source.write_bytes(to_bytes(s3_notification(s3_record(key="x"))))
+    started = time.monotonic()
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "seqgate.streams.cli",
+            "bridge",
+            "file",
+            str(source),
+            "--bootstrap-servers",
+            refusing.bootstrap,
+            "--events-topic",
+            refusing.events,
+            "--rejected-topic",
+            refusing.rejected,
+            "--delivery-timeout-ms",
+            "1500",
+        ],
+        capture_output=True,
+        env=clean_env(),
+        timeout=60,
+    )
+    elapsed = time.monotonic() - started
+    stderr = done.stderr.decode("utf-8", "replace").splitlines()
+    assert done.returncode == 1
+    assert len(stderr) == 1 and stderr[0].startswith("error: Kafka refused 1 record(s)"), stderr
+    assert elapsed < 30, f"took {elapsed:.1f}s to fail"

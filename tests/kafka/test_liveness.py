@@ -1,0 +1,178 @@
+"""A stuck consumer is told from an idle one (seqgate/streams/worker/liveness.py), and the worker
+exits.
+
+The pure rules are tested directly; the worker is tested against the real broker by
+pausing its consumer's partitions from its own commit callback: a client that is
+connected and fetches nothing, as was seen after a long broker outage.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Consumer
+
+from seqgate.streams.worker.liveness import PartitionProgress, StallWatch, readable_partitions
+from seqgate.streams.worker.processor import Decision, Worker, WorkerFatalError
+from tests.kafka.test_processor import s3_event
+from tests.support.kafka_helpers import caught_up, make_config, produce_events, running, wait_for
+
+
+def test_a_partition_read_to_its_stable_end_is_not_readable() -> None:
+    assert not PartitionProgress(0, 10, 0, 10).readable()
+
+
+def test_records_below_the_stable_end_are_readable() -> None:
+    assert PartitionProgress(0, 9, 0, 10).readable()
+
+
+def test_records_above_the_stable_end_are_not_readable_yet() -> None:
+    # Held back by another producer's open transaction: a bounded wait, not a stall.
+    assert not PartitionProgress(0, 10, 0, 10).readable()
+    assert readable_partitions([PartitionProgress(0, 10, 0, 10)]) == []
+
+
+def test_no_position_yet_counts_from_the_log_start() -> None:
+    assert PartitionProgress(0, None, 5, 7).readable()
+    assert not PartitionProgress(0, None, 7, 7).readable()
+
+
+def test_a_position_below_the_log_start_counts_from_the_log_start() -> None:
+    assert not PartitionProgress(0, 2, 7, 7).readable()
+
+
+def test_the_watch_is_due_only_after_the_timeout_and_not_on_every_call() -> None:
+    watch = StallWatch(timeout_s=10, last_progress=100.0)
+    assert not watch.due(109.9)
+    assert watch.due(110.0)
+    assert not watch.due(111.0)  # checked at most once per timeout/4
+    assert watch.due(112.6)
+    watch.progressed(112.7)
+    assert not watch.due(120.0)
+
+
+def test_a_stall_needs_unread_records_for_a_whole_timeout() -> None:
+    watch = StallWatch(timeout_s=10, last_progress=0.0)
+    assert not watch.observed(20.0, readable=True)  # just arrived: not yet a stall
+    assert not watch.observed(29.9, readable=True)
+    assert watch.observed(30.0, readable=True)
+
+
+def test_progress_or_nothing_to_read_clears_the_suspicion() -> None:
+    watch = StallWatch(timeout_s=10, last_progress=0.0)
+    assert not watch.observed(20.0, readable=True)
+    watch.progressed(25.0)
+    assert not watch.observed(31.0, readable=True)
+    assert not watch.observed(32.0, readable=False)
+    assert not watch.observed(40.0, readable=True)
+    assert watch.observed(50.0, readable=True)
+
+
+@pytest.mark.kafka
+def test_a_worker_that_reads_nothing_while_records_wait_exits_naming_the_partitions(
+    kafka_bootstrap: str, unique_name: str, tmp_path: Path
+) -> None:
+    config = make_config(
+        kafka_bootstrap, unique_name, tmp_path, partitions=1, stall_timeout_ms=2_000
+    )
+    pause_after_next_commit = threading.Event()
+
+    def on_commit(decisions: list[Decision]) -> None:
+        # Runs in the worker's thread (the client is not to be called from another).
+        if pause_after_next_commit.is_set():
+            consumer = worker._consumer
+            consumer.pause(consumer.assignment())
+
+    worker = Worker(config, on_commit=on_commit)
+    produce_events(kafka_bootstrap, config.input_topic, [s3_event("a1")])
+    with running(worker) as run:
+        wait_for(caught_up(kafka_bootstrap, config), 60, "the worker to catch up")
+        idle_since = time.monotonic()
+        # Idle with nothing to read, longer than the stall timeout: never a stall.
+        wait_for(lambda: time.monotonic() - idle_since > 3, 10, "an idle period")
+        assert run.thread.is_alive() and not run.errors
+        pause_after_next_commit.set()
+        produce_events(kafka_bootstrap, config.input_topic, [s3_event("b2")])
+        wait_for(caught_up(kafka_bootstrap, config), 20, "the worker to commit b2")
+        produce_events(kafka_bootstrap, config.input_topic, [s3_event("c3")])
+        run.thread.join(30)
+        assert not run.thread.is_alive(), "the stuck worker did not exit"
+    (error,) = run.errors
+    assert isinstance(error, WorkerFatalError)
+    message = str(error)
+    assert "--stall-timeout-ms" in message
+    assert "partitions 0 (at 2, readable up to 3)" in message, message
+    assert "restart the worker" in message
+
+
+@pytest.mark.kafka
+def test_a_worker_whose_partitions_are_lost_and_never_given_back_exits(
+    kafka_bootstrap: str, unique_name: str, tmp_path: Path
+) -> None:
+    """A rejoin that never completes (no new assignment after partitions were lost)
+    has no assigned partition to find unread records in: it has its own rule."""
+    config = make_config(
+        kafka_bootstrap, unique_name, tmp_path, partitions=1, stall_timeout_ms=2_000
+    )
+    lose_after_next_commit = threading.Event()
+
+    def on_commit(decisions: list[Decision]) -> None:
+        # In the worker's thread: report the partitions lost, then stop fetching them
+        # without telling the group, which so never assigns anything again.
+        if lose_after_next_commit.is_set():
+            lose_after_next_commit.clear()
+            consumer = worker._consumer
+            assignment = consumer.assignment()
+            worker._on_lost(consumer, assignment)
+            consumer.incremental_unassign(assignment)
+
+    worker = Worker(config, on_commit=on_commit)
+    lose_after_next_commit.set()
+    produce_events(kafka_bootstrap, config.input_topic, [s3_event("a1")])
+    with running(worker) as run:
+        run.thread.join(60)
+        assert not run.thread.is_alive(), "the worker without partitions did not exit"
+    (error,) = run.errors
+    assert isinstance(error, WorkerFatalError)
+    message = str(error)
+    assert "partitions lost" in message and "no new assignment" in message, message
+    assert "--stall-timeout-ms 2000" in message and "restart the worker" in message
+
+
+@pytest.mark.kafka
+def test_a_worker_fenced_as_a_static_member_exits_with_one_line(
+    kafka_bootstrap: str, unique_name: str, tmp_path: Path
+) -> None:
+    """Another consumer joining with the worker's group.instance.id fences it for good
+    (also seen after broker outages longer than the session timeout). librdkafka then
+    delivers `_FATAL` errors without the fatal flag: the worker must exit, not idle."""
+    config = make_config(kafka_bootstrap, unique_name, tmp_path, partitions=1)
+    worker = Worker(config)
+    produce_events(kafka_bootstrap, config.input_topic, [s3_event("a1")])
+    usurper = Consumer(
+        {
+            "bootstrap.servers": kafka_bootstrap,
+            "group.id": config.application_id,
+            "group.instance.id": config.instance_id,
+            "partition.assignment.strategy": "cooperative-sticky",
+            "enable.auto.commit": False,
+        }
+    )
+    try:
+        with running(worker) as run:
+            wait_for(caught_up(kafka_bootstrap, config), 60, "the worker to catch up")
+            usurper.subscribe([config.input_topic])
+            deadline = time.monotonic() + 60
+            while run.thread.is_alive() and time.monotonic() < deadline:
+                usurper.poll(0.2)  # joins, and so fences the worker's consumer
+            assert not run.thread.is_alive(), "the fenced worker did not exit"
+    finally:
+        usurper.close()
+    (error,) = run.errors
+    assert isinstance(error, WorkerFatalError)
+    message = str(error)
+    assert message.startswith("the Kafka consumer failed for good"), message
+    assert "restart the worker" in message

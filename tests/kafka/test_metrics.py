@@ -1,0 +1,289 @@
+"""Prometheus metrics, /healthz and /readyz of the worker and the HTTP bridge (real broker)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Producer
+from prometheus_client.parser import text_string_to_metric_families
+
+from seqgate.connectors.publish.filters import EventFilter
+from seqgate.connectors.sources.http_server import HttpSettings
+from seqgate.schemas.records import ObjectEvent
+from seqgate.streams.devtools.samples import s3_notification, s3_record, to_text
+from seqgate.streams.runtime.metrics import HealthState, MetricsServer, WorkerMetrics
+from seqgate.streams.worker.processor import Worker
+from tests.kafka.test_bridge_http import MINIO_AUTH, MINIO_TOKEN, Topicset, http_bridge, scenario
+from tests.kafka.test_bridge_http import topics as topics  # the fixture
+from tests.kafka.test_processor import s3_event
+from tests.support.kafka_helpers import caught_up, make_config, produce_events, wait_for
+
+Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
+
+
+def get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return int(response.status), response.read().decode()
+    except urllib.error.HTTPError as error:
+        return int(error.code), error.read().decode()
+
+
+def samples(text: str) -> Samples:
+    """{(sample name, sorted labels): value} of a Prometheus exposition."""
+    found: Samples = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            found[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    return found
+
+
+def total(found: Samples, name: str, **labels: str) -> float:
+    return sum(
+        value
+        for (sample, sample_labels), value in found.items()
+        if sample == name and all((k, v) in sample_labels for k, v in labels.items())
+    )
+
+
+# ---- without a broker ----------------------------------------------------------------------------
+
+
+def test_health_state_alive_and_ready() -> None:
+    now = [100.0]
+    health = HealthState(10.0, clock=lambda: now[0])
+    assert health.alive() == (True, "alive")
+    assert health.ready() == (False, "starting")
+    health.set_ready(True)
+    assert health.ready() == (True, "ready")
+    now[0] = 111.0
+    assert health.alive()[0] is False
+    health.beat()
+    assert health.alive()[0] is True
+    health.stop()
+    assert health.alive() == (False, "stopped")
+    assert health.ready() == (False, "stopped")
+
+
+def test_every_worker_has_a_registry_of_its_own() -> None:
+    first, second = WorkerMetrics("a"), WorkerMetrics("b")
+    first.aborts.inc()
+    assert first.registry.get_sample_value("seqgate_worker_transaction_aborts_total") == 1
+    assert second.registry.get_sample_value("seqgate_worker_transaction_aborts_total") == 0
+
+
+def test_metrics_server_serves_the_three_endpoints() -> None:
+    metrics = WorkerMetrics("w")
+    server = MetricsServer(metrics.registry, metrics.health, "127.0.0.1", 0)
+    try:
+        base = f"http://127.0.0.1:{server.port}"
+        status, text = get(f"{base}/metrics")
+        assert status == 200
+        assert samples(text)[("seqgate_worker_info", (("instance_id", "w"),))] == 1
+        assert get(f"{base}/healthz")[0] == 200
+        assert get(f"{base}/readyz") == (503, "starting\n")
+        metrics.restore_started(2)
+        assert get(f"{base}/readyz") == (503, "restoring 2 partition(s)\n")
+        metrics.restore_finished()
+        metrics.restore_finished()
+        assert get(f"{base}/readyz") == (200, "ready\n")
+        assert get(f"{base}/nothing")[0] == 404
+    finally:
+        server.close()
+
+
+# ---- the worker ----------------------------------------------------------------------------------
+
+
+def removed(sequencer: str) -> ObjectEvent:
+    return s3_event(sequencer, event_name="ObjectRemoved:DeleteMarkerCreated")
+
+
+@pytest.mark.kafka
+def test_worker_metrics_match_its_counters(
+    kafka_bootstrap: str, unique_name: str, tmp_path: Path
+) -> None:
+    config = make_config(kafka_bootstrap, unique_name, tmp_path, metrics_port=0)
+    worker = Worker(config)
+    server = worker.metrics.server
+    assert server is not None
+    base = f"http://127.0.0.1:{server.port}"
+    # Constructed, not running: alive (just started) but not ready.
+    assert get(f"{base}/healthz")[0] == 200
+    assert get(f"{base}/readyz")[0] == 503
+
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            worker.run(stop)
+        except BaseException as error:
+            errors.append(error)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    try:
+        wait_for(lambda: get(f"{base}/readyz")[0] == 200, 60, "the worker to be ready")
+        # accepted, duplicate, stale, filtered (removed is not admitted), and one
+        # undecodable record (rejected).
+        produce_events(
+            kafka_bootstrap,
+            config.input_topic,
+            [s3_event("f"), s3_event("F"), s3_event("e"), s3_event("f1"), removed("f2")],
+        )
+        producer = Producer({"bootstrap.servers": kafka_bootstrap})
+        producer.produce(config.input_topic, key=b"s3://b/garbage", value=b"not avro")
+        assert producer.flush(30) == 0
+        wait_for(caught_up(kafka_bootstrap, config), 60, "the worker to catch up")
+
+        def metrics_match() -> bool:
+            found = samples(get(f"{base}/metrics")[1])
+            totals = worker.counters.totals()
+            return sum(totals.values()) == 6 and all(
+                total(found, "seqgate_worker_decisions_total", outcome=outcome) == count
+                for outcome, count in totals.items()
+            )
+
+        wait_for(metrics_match, 30, "the decision counters to match the worker's")
+        found = samples(get(f"{base}/metrics")[1])
+        assert worker.counters.totals() == {
+            "accepted": 2,
+            "duplicate": 1,
+            "stale": 1,
+            "late": 0,
+            "filtered": 1,
+            "ignored": 0,
+            "rejected": 1,
+        }
+        for partition, counts in worker.counters.per_partition().items():
+            for outcome, count in counts.items():
+                assert count == total(
+                    found,
+                    "seqgate_worker_decisions_total",
+                    partition=str(partition),
+                    outcome=outcome,
+                )
+        assert total(found, "seqgate_worker_decisions_total", kind="created") == 4
+        assert total(found, "seqgate_worker_decisions_total", kind="removed") == 1
+        assert total(found, "seqgate_worker_rejected_total", reason="undecodable_event") == 1
+        assert total(found, "seqgate_worker_commit_seconds_count") == worker.commits > 0
+        assert total(found, "seqgate_worker_transaction_commits_total") == worker.commits
+        assert total(found, "seqgate_worker_transaction_aborts_total") == 0
+        assert total(found, "seqgate_worker_assigned_partitions") == 3
+        assert total(found, "seqgate_worker_partitions_restoring") == 0
+
+        def lag_is_zero() -> bool:
+            lags = {
+                labels: value
+                for (name, labels), value in samples(get(f"{base}/metrics")[1]).items()
+                if name == "seqgate_worker_consumer_lag"
+            }
+            return len(lags) == 3 and all(value == 0 for value in lags.values())
+
+        wait_for(lag_is_zero, 30, "the lag of every partition to be 0")
+        assert get(f"{base}/healthz")[0] == 200
+    finally:
+        stop.set()
+        thread.join(60)
+    assert not thread.is_alive()
+    assert not errors, errors
+    # Stopped: the endpoint is gone with the worker.
+    with pytest.raises(urllib.error.URLError):
+        urllib.request.urlopen(f"{base}/healthz", timeout=5)
+
+
+@pytest.mark.kafka
+def test_restore_is_counted(kafka_bootstrap: str, unique_name: str, tmp_path: Path) -> None:
+    config = make_config(kafka_bootstrap, unique_name, tmp_path, metrics_port=0)
+    produce_events(
+        kafka_bootstrap, config.input_topic, [s3_event("f", key=f"k{n}") for n in range(3)]
+    )
+    first = Worker(config)
+    stop = threading.Event()
+    thread = threading.Thread(target=first.run, args=(stop,), daemon=True)
+    thread.start()
+    wait_for(caught_up(kafka_bootstrap, config), 60, "the first worker")
+    stop.set()
+    thread.join(60)
+    # The same instance (static membership: it takes every partition back at once)
+    # on an empty state directory restores the changelog: 3 watermarks.
+    fresh = make_config(kafka_bootstrap, unique_name, tmp_path / "fresh", metrics_port=0)
+    second = Worker(fresh)
+    server = second.metrics.server
+    assert server is not None
+    stop = threading.Event()
+    thread = threading.Thread(target=second.run, args=(stop,), daemon=True)
+    thread.start()
+    try:
+        base = f"http://127.0.0.1:{server.port}"
+        wait_for(lambda: get(f"{base}/readyz")[0] == 200, 60, "the second worker to be ready")
+        found = samples(get(f"{base}/metrics")[1])
+        assert total(found, "seqgate_worker_restored_records_total") == 3
+        assert total(found, "seqgate_worker_partitions_restoring") == 0
+    finally:
+        stop.set()
+        thread.join(60)
+
+
+# ---- the HTTP bridge -----------------------------------------------------------------------------
+
+
+def put(key: str, sequencer: str) -> bytes:
+    return to_text(s3_notification(s3_record(key=key, sequencer=sequencer))).encode()
+
+
+@pytest.mark.kafka
+def test_http_bridge_metrics_count_published_and_auth_failures(topics: Topicset) -> None:
+    async def body() -> None:
+        settings = HttpSettings(minio_token=MINIO_TOKEN)
+        async with http_bridge(topics, settings, EventFilter()) as server:
+            assert (await server.post("s3", put("a.txt", "1")))[0] == 200
+            assert (await server.post("s3", b'{"Records": ['))[0] == 200  # a dead letter
+            assert (await server.post("minio", put("b.txt", "2")))[0] == 401
+            wrong = {"Authorization": "Bearer wrong"}
+            assert (await server.post("minio", put("b.txt", "2"), wrong))[0] == 403
+            assert (await server.post("minio", put("b.txt", "2"), MINIO_AUTH))[0] == 200
+            async with server.session.get("/metrics") as response:
+                assert response.status == 200
+                found = samples(await response.text())
+            async with server.session.get("/healthz") as response:
+                assert response.status == 200
+            async with server.session.get("/readyz") as response:
+                assert response.status == 200
+        assert total(found, "seqgate_bridge_records_total", outcome="published") == 2
+        assert total(found, "seqgate_bridge_records_total", outcome="rejected") == 1
+        assert total(found, "seqgate_bridge_rejected_total", reason="malformed_json") == 1
+        assert total(found, "seqgate_bridge_auth_failures_total", route="minio") == 2
+        assert total(found, "seqgate_bridge_auth_failures_total", route="s3") == 0
+        assert total(found, "seqgate_bridge_messages_total") == 3
+
+    scenario(body)
+
+
+def test_http_bridge_is_not_ready_without_kafka(tmp_path: Path) -> None:
+    """An unreachable broker: /readyz answers 503, /healthz 200."""
+    from seqgate.connectors.publish.publisher import EventPublisher, Topics
+    from seqgate.connectors.sources.http_server import HttpBridge
+
+    publisher = EventPublisher("127.0.0.1:1", Topics("e", "r"), delivery_timeout_ms=1000)
+    bridge = HttpBridge(HttpSettings(), publisher)
+
+    async def body() -> tuple[int, int]:
+        from aiohttp.test_utils import TestClient, TestServer
+
+        async with TestClient(TestServer(bridge.application())) as client:
+            health = await client.get("/healthz")
+            ready = await client.get("/readyz")
+            return health.status, ready.status
+
+    try:
+        assert asyncio.run(body()) == (200, 503)
+    finally:
+        publisher._producer.purge()
+        publisher._producer.flush(0)

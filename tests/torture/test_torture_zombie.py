@@ -1,0 +1,294 @@
+"""Torture (issue 4): a worker paused past its session timeout is fenced when it resumes.
+
+Worker A processes a live stream; it is SIGSTOPped while a transaction holding
+outbox records is open, and stays stopped past its session timeout while worker
+B (another instance id, so another transactional.id: B's init_transactions
+does NOT fence A) joins and takes over every partition. A is then resumed with
+SIGCONT, its transaction still open (the pause is shorter than its
+transaction timeout): a zombie that believes it still owns its partitions.
+
+Nothing A produces after the pause may become visible to a read_committed
+consumer — its consumer-group generation is stale, so the transactional offset
+commit is refused and the transaction must abort (KIP-447) — and A must stop or
+rejoin saying why on stderr. `verify` passes: no outbox record of the input A
+and B both processed appears twice, none is missing.
+"""
+
+from __future__ import annotations
+
+import random
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.support.kafka_helpers import make_config, wait_for
+from tests.support.torture_helpers import (
+    Feeder,
+    GroupProbe,
+    WorkerProcess,
+    build_workload,
+    check_stores_match_replay,
+    check_verified,
+    input_producer,
+    launched,
+    produce_records,
+    stable,
+    wait_stable,
+)
+
+pytestmark = [pytest.mark.kafka, pytest.mark.slow]
+
+EVENTS = 80_000
+IDENTITIES = 8_000
+PARTITIONS = 6
+SESSION_TIMEOUT_MS = 6_000  # the broker's group.min.session.timeout.ms
+
+
+# A transaction whose commit was already sent when the worker stopped still completes
+# (the coordinator writes its markers on its own) within milliseconds; one that stays
+# open this long while the worker is stopped is really open.
+OPEN_CONFIRMATION_S = 2.0
+
+
+def pause_inside_a_transaction(
+    worker: WorkerProcess, probe: GroupProbe, topic: str
+) -> tuple[int, dict[int, int]]:
+    """SIGSTOP `worker` at a random moment when it has an open transaction with records
+    in `topic` (not one it was committing); returns the number of attempts and the
+    topic's high watermarks then."""
+    rng = random.Random()
+    for attempt in range(1, 51):
+        time.sleep(rng.uniform(0.05, 0.3))  # a random moment, not a synchronization
+        worker.signal(signal.SIGSTOP)
+        high = probe.high_watermarks(topic)
+        if high is not None and not stable(probe, [topic]) and _stays_open(probe, topic, high):
+            return attempt, high
+        worker.signal(signal.SIGCONT)
+    raise AssertionError("never caught the worker inside a transaction")
+
+
+def _stays_open(probe: GroupProbe, topic: str, high: dict[int, int]) -> bool:
+    """False if the transaction holding back `topic` completes within the confirmation
+    window (the stopped worker had already asked for its commit)."""
+    deadline = time.monotonic() + OPEN_CONFIRMATION_S
+    while time.monotonic() < deadline:
+        if aborted(probe, topic, high):
+            return False
+        time.sleep(0.1)  # polling interval of the observation
+    return True
+
+
+def aborted(probe: GroupProbe, topic: str, high: dict[int, int]) -> bool:
+    """True once the LSO of every partition of `topic` has passed `high`."""
+    lso = probe.last_stable_offsets(topic)
+    return lso is not None and all(lso[p] >= offset for p, offset in high.items())
+
+
+@pytest.mark.parametrize(
+    ("transaction_timeout_ms", "outlive_transaction"),
+    [
+        # The pause is shorter than A's transaction timeout: A resumes with its
+        # transaction open and believes it still owns its partitions.
+        pytest.param(60_000, False, id="transaction-open"),
+        # The broker aborts A's transaction on timeout while A is stopped (and bumps
+        # its producer epoch): A resumes with a producer the broker has fenced.
+        pytest.param(8_000, True, id="transaction-timed-out"),
+    ],
+)
+def test_zombie_worker_is_fenced_after_a_pause(
+    kafka_bootstrap: str,
+    unique_name: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    transaction_timeout_ms: int,
+    outlive_transaction: bool,
+) -> None:
+    started = time.monotonic()
+    workload = build_workload(5, EVENTS, IDENTITIES)
+    config = make_config(kafka_bootstrap, unique_name, tmp_path, partitions=PARTITIONS)
+    all_partitions = set(range(PARTITIONS))
+    preload = 10_000
+    producer = input_producer(kafka_bootstrap)
+    produce_records(producer, config.input_topic, workload.records[:preload])
+    probe = GroupProbe(kafka_bootstrap, config)
+    topics = [config.outbox_topic, config.changelog_topic]
+    try:
+        with launched(
+            kafka_bootstrap,
+            config,
+            tmp_path / "state",
+            tmp_path / "logs",
+            session_timeout_ms=SESSION_TIMEOUT_MS,
+            transaction_timeout_ms=transaction_timeout_ms,
+            # Long transactions: A is nearly always inside one while input flows.
+            commit_every=20_000,
+            commit_interval_ms=1_000,
+        ) as launcher:
+            a = launcher.start("a")
+            probe.wait_committed(preload, 120, "A to process the preloaded input")
+            feeder = Feeder(
+                kafka_bootstrap,
+                config.input_topic,
+                workload.records[preload:],
+                chunk=1_000,
+                pause_s=0.3,
+            ).start()
+            attempts, high = pause_inside_a_transaction(a, probe, config.outbox_topic)
+            paused_at = time.monotonic()
+            committed_at_pause = probe.committed_total()
+            assert committed_at_pause is not None
+
+            b = launcher.start("b")
+            wait_for(
+                lambda: probe.assignment() == {"b": all_partitions},
+                SESSION_TIMEOUT_MS / 1000 + 60,
+                "B to take over every partition from the paused A",
+            )
+            takeover_s = time.monotonic() - paused_at
+            # B processes what A had consumed in its open transaction, and more.
+            probe.wait_committed(committed_at_pause + 5_000, 120, "B to make progress")
+            assert not aborted(probe, config.outbox_topic, high) or outlive_transaction
+            if outlive_transaction:
+                wait_for(
+                    lambda: aborted(probe, config.outbox_topic, high),
+                    transaction_timeout_ms / 1000 + 30,
+                    "the broker to abort the paused A's transaction on timeout",
+                )
+            pause_s = time.monotonic() - paused_at
+            a.signal(signal.SIGCONT)
+
+            def a_reacted() -> bool:
+                return not a.alive() or bool(probe.assignment().get("a"))
+
+            wait_for(a_reacted, 120, "A to stop or rejoin the group after SIGCONT")
+            reaction_s = time.monotonic() - paused_at - pause_s
+            a_outcome = "rejoined" if a.alive() else f"exited with {a.process.returncode}"
+
+            feeder.join(180)
+            probe.wait_caught_up(120, "the workers to process everything")
+            for worker in (a, b):
+                if worker.alive():
+                    assert worker.stop() == 0, worker.stderr()[-3000:]
+            wait_stable(probe, topics, 30)
+            a_stderr = a.stderr()
+    finally:
+        probe.close()
+
+    report = check_verified(
+        kafka_bootstrap, config, inputs=len(workload), min_accepted=workload.expected["accepted"]
+    )
+    compared = check_stores_match_replay(
+        kafka_bootstrap, config, [launcher.state_directory("a"), launcher.state_directory("b")]
+    )
+    totals = report.totals()
+    variant = "transaction timed out" if outlive_transaction else "transaction open"
+    with capsys.disabled():
+        print(
+            f"\n[torture zombie, {variant}] {workload.summary()}"
+            f"\n  A paused (attempt {attempts}) with an open transaction at"
+            f" {committed_at_pause} committed inputs; B owned every partition after"
+            f" {takeover_s:.1f}s; A resumed after a {pause_s:.1f}s pause and {a_outcome}"
+            f" {reaction_s:.1f}s later"
+            f"\n  A's stderr: {a_stderr.strip()[-1500:]!r}"
+            f"\n  verify: inputs={totals['inputs']} accepted={totals['expected']}"
+            f" duplicated={totals['duplicated']} unexpected={totals['unexpected']}"
+            f" watermarks compared={compared} time={time.monotonic() - started:.0f}s"
+        )
+    assert totals["duplicated"] == 0 and totals["unexpected"] == 0
+    if outlive_transaction:
+        # Its producer epoch was bumped by the broker's abort: fatal, one line, exit 1.
+        assert a.process.returncode == 1, a_stderr
+        assert "fenced" in a_stderr.strip().splitlines()[-1], a_stderr
+    # When A rejoins, what it says depends on which it noticed first: the refused
+    # offset commit (a "transaction aborted" warning naming "Unknown member") or the
+    # lost assignment (nothing at all: see test_zombie_that_lost_its_partitions_says_so).
+
+
+# ---- what a zombie says ------------------------------------------------------------------
+
+
+def _last_line(stderr: str) -> str:
+    lines = stderr.strip().splitlines()
+    return lines[-1] if lines else ""
+
+
+def test_zombie_that_lost_its_partitions_says_so(
+    kafka_bootstrap: str, unique_name: str, tmp_path: Path
+) -> None:
+    """An idle worker paused past its session timeout while another takes over: on
+    SIGCONT it finds its partitions lost and rejoins; stderr must say so."""
+    config = make_config(kafka_bootstrap, unique_name, tmp_path, partitions=PARTITIONS)
+    all_partitions = set(range(PARTITIONS))
+    produce_records(
+        input_producer(kafka_bootstrap), config.input_topic, build_workload(7, 2_000, 200).records
+    )
+    probe = GroupProbe(kafka_bootstrap, config)
+    try:
+        with launched(
+            kafka_bootstrap,
+            config,
+            tmp_path / "state",
+            tmp_path / "logs",
+            session_timeout_ms=SESSION_TIMEOUT_MS,
+        ) as launcher:
+            a = launcher.start("a")
+            probe.wait_caught_up(60, "A to process its input")
+            a.signal(signal.SIGSTOP)
+            b = launcher.start("b")
+            wait_for(
+                lambda: probe.assignment() == {"b": all_partitions},
+                SESSION_TIMEOUT_MS / 1000 + 60,
+                "B to take over every partition from the paused A",
+            )
+            a.signal(signal.SIGCONT)
+            wait_for(lambda: bool(probe.assignment().get("a")), 60, "A to rejoin the group")
+            assert a.alive(), a.stderr()
+            for worker in (a, b):
+                assert worker.stop() == 0, worker.stderr()[-3000:]
+    finally:
+        probe.close()
+    said = [line for line in a.stderr().splitlines() if '"level": "warning"' in line]
+    assert any("lost" in line.lower() for line in said), f"A's stderr:\n{a.stderr()}"
+
+
+def test_worker_fenced_by_its_transaction_timeout_names_the_timeout(
+    kafka_bootstrap: str, unique_name: str, tmp_path: Path
+) -> None:
+    """A lone worker paused inside a transaction past its transaction timeout (but not
+    its session timeout) exits on SIGCONT; its one error line must name the real cause."""
+    transaction_timeout_ms = 6_000
+    config = make_config(kafka_bootstrap, unique_name, tmp_path, partitions=PARTITIONS)
+    records = build_workload(8, 40_000, 4_000).records
+    produce_records(input_producer(kafka_bootstrap), config.input_topic, records[:5_000])
+    probe = GroupProbe(kafka_bootstrap, config)
+    try:
+        with launched(
+            kafka_bootstrap,
+            config,
+            tmp_path / "state",
+            tmp_path / "logs",
+            transaction_timeout_ms=transaction_timeout_ms,
+            commit_every=20_000,
+            commit_interval_ms=1_000,
+        ) as launcher:
+            a = launcher.start("a")
+            probe.wait_committed(5_000, 60, "A to process the preloaded input")
+            feeder = Feeder(
+                kafka_bootstrap, config.input_topic, records[5_000:], chunk=1_000, pause_s=0.3
+            ).start()
+            _, high = pause_inside_a_transaction(a, probe, config.outbox_topic)
+            wait_for(
+                lambda: aborted(probe, config.outbox_topic, high),
+                transaction_timeout_ms / 1000 + 30,
+                "the broker to abort the paused worker's transaction on timeout",
+            )
+            a.signal(signal.SIGCONT)
+            assert a.wait(60) == 1, a.stderr()
+            feeder.join(120)
+    finally:
+        probe.close()
+    last = _last_line(a.stderr())
+    assert "fenced" in last, a.stderr()
+    assert "transaction-timeout" in last or "timed out" in last, last
