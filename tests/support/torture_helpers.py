@@ -419,6 +419,9 @@ def _retriable(error: KafkaException) -> bool:
             KafkaError._TIMED_OUT,
             KafkaError._TRANSPORT,
             KafkaError._ALL_BROKERS_DOWN,
+            # Right after a broker restart its partitions have no leader for a moment.
+            KafkaError.NOT_LEADER_FOR_PARTITION,
+            KafkaError.LEADER_NOT_AVAILABLE,
         )
     )
 
