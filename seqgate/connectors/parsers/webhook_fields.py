@@ -10,7 +10,6 @@ that :mod:`seqgate.connectors.parsers.json_fields` does not cover. Pure function
 from __future__ import annotations
 
 import hashlib
-import hmac
 import json
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -24,7 +23,6 @@ from seqgate.schemas.records import ObjectEvent
 __all__ = [
     "derived_event_id",
     "header_value",
-    "hmac_digest",
     "millis_to_iso",
     "optional_count",
     "parse_each",
@@ -50,11 +48,6 @@ def header_value(headers: Mapping[str, str], name: str) -> str | None:
         if key.lower() == wanted:
             return found
     return None
-
-
-def hmac_digest(key: str, message: bytes, algorithm: str) -> bytes:
-    """HMAC of ``message`` with the UTF-8 bytes of ``key`` under ``algorithm`` ("sha1", ...)."""
-    return hmac.new(key.encode("utf-8"), message, algorithm).digest()
 
 
 def millis_to_iso(millis: int) -> str:
