@@ -79,6 +79,20 @@ def concat(parts: Iterable[ParseResult]) -> ParseResult:
     return ParseResult(tuple(items))
 
 
+def in_document(path: str, result: ParseResult) -> ParseResult:
+    """``result`` with its rejections prefixed by ``path``: for a parser that does not
+    know where its document sits in the received message (the native S3 parser)."""
+    if not path:
+        return result
+    items: list[ParsedItem] = [
+        dataclasses.replace(item, message=f"{path}: {item.message}")
+        if isinstance(item, Rejection)
+        else item
+        for item in result.items
+    ]
+    return ParseResult(tuple(items))
+
+
 def describe(item: ParsedItem, origin: str) -> dict[str, Any]:
     """The JSON form of one item, as `seqgate parse` prints it."""
     if isinstance(item, ObjectEvent):
