@@ -46,16 +46,19 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
+from seqgate.connectors.parsers.identity_check import checked_identity
 from seqgate.connectors.parsers.json_fields import optional_string, show
-from seqgate.connectors.parsers.results import ParseResult
+from seqgate.connectors.parsers.results import (
+    ParseResult,
+    result_or_rejection,
+    whole_message_rejection,
+)
 from seqgate.connectors.parsers.s3.event_names import METADATA_CHANGED
 from seqgate.connectors.parsers.webhook_fields import (
     derived_event_id,
     optional_count,
     required_id,
-    whole_message_rejection,
 )
-from seqgate.schemas.identity import object_identity
 from seqgate.schemas.reasons import RecordRejected, RejectReason
 from seqgate.schemas.records import EventKind, ObjectEvent
 
@@ -146,10 +149,7 @@ def _parse(document: dict[object, object], origin: str, events: str | None) -> O
     file_id = required_id(document, "$id", "", "the file's id")
     name, action = _action(events, bucket, file_id)
     kind = APPWRITE_ACTION_KINDS[action]
-    try:
-        identity = object_identity(APPWRITE_SCHEME, bucket, file_id)
-    except ValueError as error:  # excluded by the checks above; kept as a guard
-        raise RecordRejected(RejectReason.INVALID_FIELD, str(error)) from None
+    identity = checked_identity(APPWRITE_SCHEME, bucket, file_id, None)
     created_at = optional_string(document, "$createdAt", "")
     updated_at = optional_string(document, "$updatedAt", "")
     signature = optional_string(document, "signature", "")
@@ -183,7 +183,4 @@ def parse_appwrite(document: object, origin: str, *, events: str | None) -> Pars
         return whole_message_rejection(
             f"expected an Appwrite storage file (a JSON object), got {show(document)}"
         )
-    try:
-        return ParseResult.of(_parse(document, origin, events))
-    except RecordRejected as rejected:
-        return ParseResult.rejected(rejected.reason, rejected.message)
+    return result_or_rejection(lambda: ParseResult.of(_parse(document, origin, events)))

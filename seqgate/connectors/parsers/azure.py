@@ -83,6 +83,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
 
+from seqgate.connectors.parsers.identity_check import checked_identity
 from seqgate.connectors.parsers.json_fields import (
     check_text,
     index_path,
@@ -102,7 +103,6 @@ from seqgate.connectors.parsers.s3.event_names import (
     RESTORE_STARTED,
     STORAGE_CLASS_CHANGED,
 )
-from seqgate.schemas.identity import object_identity
 from seqgate.schemas.reasons import RecordRejected, Rejection, RejectReason
 from seqgate.schemas.records import ObjectEvent
 
@@ -401,10 +401,7 @@ def _parse_event(event: object, index: int | None, origin: str) -> ParsedItem:
         data, data_path, required_because=_SEQUENCED_WHY if kind in _SEQUENCED_KINDS else None
     )
     bucket = f"{account}.{container}"
-    try:
-        object_identity(AZURE_SCHEME, bucket, blob)
-    except ValueError as error:  # excluded by the checks above; kept as a guard
-        raise RecordRejected(RejectReason.INVALID_FIELD, f"{path or 'event'}: {error}") from None
+    checked_identity(AZURE_SCHEME, bucket, blob, path or "event")
     return ObjectEvent(
         id=event_id,
         source=AZURE_SOURCE,

@@ -41,21 +41,25 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
+from seqgate.connectors.parsers.identity_check import checked_identity
 from seqgate.connectors.parsers.json_fields import (
     check_text,
     optional_string,
     required_string,
     show,
+    supported_name,
 )
-from seqgate.connectors.parsers.results import Ignored, ParseResult
+from seqgate.connectors.parsers.results import (
+    Ignored,
+    ParseResult,
+    parse_each,
+    whole_message_rejection,
+)
 from seqgate.connectors.parsers.webhook_fields import (
     millis_to_iso,
     optional_count,
-    parse_each,
     required_id,
-    whole_message_rejection,
 )
-from seqgate.schemas.identity import object_identity
 from seqgate.schemas.reasons import RecordRejected, RejectReason
 from seqgate.schemas.records import EventKind, ObjectEvent
 
@@ -129,20 +133,19 @@ def b2_event_id(event_id: str) -> str:
 
 
 def _event_type(event: dict[object, object], path: str) -> str:
-    name = event.get("eventType")
-    if isinstance(name, str) and name in B2_EVENT_KINDS:
-        return name
-    if name is None:
-        detail = "is missing"
-    elif not isinstance(name, str):
-        detail = f"must be a string, got {show(name)}"
-    else:
-        why = B2_UNMAPPED_TYPES.get(name)
-        detail = f"{show(name)} is not supported" + (f" ({why})" if why else "")
-    raise RecordRejected(
-        RejectReason.UNSUPPORTED_EVENT_TYPE,
-        f"{path}.eventType {detail}: seqgate maps {', '.join(B2_EVENT_KINDS)} (docs/kinds.md)",
+    return supported_name(
+        event,
+        "eventType",
+        path,
+        B2_EVENT_KINDS,
+        f"seqgate maps {', '.join(B2_EVENT_KINDS)} (docs/kinds.md)",
+        hint=_unmapped_hint,
     )
+
+
+def _unmapped_hint(name: str) -> str:
+    why = B2_UNMAPPED_TYPES.get(name)
+    return f" ({why})" if why else ""
 
 
 def _check_version(event: dict[object, object], path: str) -> None:
@@ -191,10 +194,7 @@ def _parse_event(event: object, index: int, origin: str) -> ObjectEvent | Ignore
     size = optional_count(event, "objectSize", path)
     sha1 = optional_string(event, "contentSha1", path)
     event_time = _event_time(event, path)
-    try:
-        object_identity(B2_SCHEME, bucket, key)
-    except ValueError as error:  # excluded by the checks above; kept as a guard
-        raise RecordRejected(RejectReason.INVALID_FIELD, f"{path}: {error}") from None
+    checked_identity(B2_SCHEME, bucket, key, path)
     return ObjectEvent(
         id=b2_event_id(event_id),
         source=B2_SOURCE,

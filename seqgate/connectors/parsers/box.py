@@ -45,20 +45,25 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
+from seqgate.connectors.parsers.identity_check import checked_identity
 from seqgate.connectors.parsers.json_fields import (
     check_text,
     optional_string,
     required_string,
     show,
+    supported_name,
 )
-from seqgate.connectors.parsers.results import Ignored, ParseResult
+from seqgate.connectors.parsers.results import (
+    Ignored,
+    ParseResult,
+    result_or_rejection,
+    whole_message_rejection,
+)
 from seqgate.connectors.parsers.s3.event_names import METADATA_CHANGED
 from seqgate.connectors.parsers.webhook_fields import (
     optional_count,
     required_id,
-    whole_message_rejection,
 )
-from seqgate.schemas.identity import object_identity
 from seqgate.schemas.reasons import RecordRejected, RejectReason
 from seqgate.schemas.records import EventKind, ObjectEvent
 
@@ -116,19 +121,12 @@ def box_event_id(event_id: str) -> str:
 
 
 def _trigger(document: dict[object, object]) -> str:
-    trigger = document.get("trigger")
-    if isinstance(trigger, str) and trigger in BOX_TRIGGER_KINDS:
-        return trigger
-    if trigger is None:
-        detail = "is missing"
-    elif not isinstance(trigger, str):
-        detail = f"must be a string, got {show(trigger)}"
-    else:
-        detail = f"{show(trigger)} is not supported"
-    raise RecordRejected(
-        RejectReason.UNSUPPORTED_EVENT_TYPE,
-        f"trigger {detail}: seqgate maps the file triggers {', '.join(BOX_TRIGGER_KINDS)} "
-        "(docs/kinds.md)",
+    return supported_name(
+        document,
+        "trigger",
+        "",
+        BOX_TRIGGER_KINDS,
+        f"seqgate maps the file triggers {', '.join(BOX_TRIGGER_KINDS)} (docs/kinds.md)",
     )
 
 
@@ -174,10 +172,7 @@ def _parse(document: dict[object, object], origin: str, bucket: str) -> ObjectEv
     key = required_id(source, "id", "source", "the file's id")
     version_id, version_sha1 = _version(source)
     sha1 = optional_string(source, "sha1", "source") or version_sha1
-    try:
-        object_identity(BOX_SCHEME, bucket, key)
-    except ValueError as error:  # excluded by the checks above; kept as a guard
-        raise RecordRejected(RejectReason.INVALID_FIELD, f"source.id: {error}") from None
+    checked_identity(BOX_SCHEME, bucket, key, "source.id")
     return ObjectEvent(
         id=box_event_id(event_id),
         source=BOX_SOURCE,
@@ -212,7 +207,4 @@ def parse_box(document: object, origin: str, *, bucket: str = BOX_BUCKET) -> Par
         return whole_message_rejection(
             f"the document {detail}: expected a Box webhook V2 event (type {_EVENT_TYPE!r})"
         )
-    try:
-        return ParseResult.of(_parse(document, origin, bucket))
-    except RecordRejected as rejected:
-        return ParseResult.rejected(rejected.reason, rejected.message)
+    return result_or_rejection(lambda: ParseResult.of(_parse(document, origin, bucket)))

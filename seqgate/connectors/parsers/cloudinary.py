@@ -46,6 +46,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
+from seqgate.connectors.parsers.identity_check import checked_identity
 from seqgate.connectors.parsers.json_fields import (
     check_text,
     index_path,
@@ -55,16 +56,19 @@ from seqgate.connectors.parsers.json_fields import (
     required_member,
     required_string,
     show,
+    supported_name,
 )
-from seqgate.connectors.parsers.results import ParseResult
+from seqgate.connectors.parsers.results import (
+    ParseResult,
+    parse_each,
+    result_or_rejection,
+    whole_message_rejection,
+)
 from seqgate.connectors.parsers.webhook_fields import (
     derived_event_id,
     optional_count,
-    parse_each,
     required_id,
-    whole_message_rejection,
 )
-from seqgate.schemas.identity import object_identity
 from seqgate.schemas.reasons import RecordRejected, RejectReason
 from seqgate.schemas.records import EventKind, ObjectEvent
 
@@ -122,10 +126,7 @@ def _event(
     resource_type = required_id(asset, "resource_type", path, "the resource type, e.g. 'image'")
     delivery_type = required_id(asset, "type", path, "the delivery type, e.g. 'upload'")
     key = f"{resource_type}/{delivery_type}/{public_id}"
-    try:
-        identity = object_identity(CLOUDINARY_SCHEME, cloud, key)
-    except ValueError as error:  # excluded by the checks above; kept as a guard
-        raise RecordRejected(RejectReason.INVALID_FIELD, f"{path}: {error}") from None
+    identity = checked_identity(CLOUDINARY_SCHEME, cloud, key, path)
     version_id = _version(asset, path)
     if event_id is None:
         event_id = derived_event_id(_PREFIX, [*request, kind, identity, version_id])
@@ -206,17 +207,14 @@ def _delete(document: dict[object, object], cloud: str, origin: str) -> ParseRes
 
 
 def _notification_type(document: dict[object, object]) -> str:
-    found = document.get("notification_type")
-    if isinstance(found, str) and found in CLOUDINARY_NOTIFICATION_TYPES:
-        return found
-    if not isinstance(found, str):
-        detail = f"must be a string, got {show(found)}"
-    else:
-        detail = f"{show(found)} is not supported"
-    raise RecordRejected(
-        RejectReason.UNSUPPORTED_EVENT_TYPE,
-        f"notification_type {detail}: seqgate maps {', '.join(CLOUDINARY_NOTIFICATION_TYPES)}, "
-        "the notifications that change which content a public id names (docs/kinds.md)",
+    return supported_name(
+        document,
+        "notification_type",
+        "",
+        CLOUDINARY_NOTIFICATION_TYPES,
+        f"seqgate maps {', '.join(CLOUDINARY_NOTIFICATION_TYPES)}, the notifications that "
+        "change which content a public id names (docs/kinds.md)",
+        null_is_missing=False,  # a null type is present: parse_cloudinary refuses an absent one
     )
 
 
@@ -237,12 +235,13 @@ def parse_cloudinary(document: object, origin: str, *, cloud_name: str) -> Parse
         return whole_message_rejection(
             "the document has no 'notification_type': expected a Cloudinary notification"
         )
-    try:
-        notification_type = _notification_type(document)
-        if notification_type == "delete":
-            return _delete(document, cloud_name, origin)
-        if notification_type == "rename":
-            return ParseResult(tuple(_rename(document, cloud_name, origin)))
-        return ParseResult.of(_upload(document, cloud_name, origin))
-    except RecordRejected as rejected:
-        return ParseResult.rejected(rejected.reason, rejected.message)
+    return result_or_rejection(lambda: _parse(document, cloud_name, origin))
+
+
+def _parse(document: dict[object, object], cloud_name: str, origin: str) -> ParseResult:
+    notification_type = _notification_type(document)
+    if notification_type == "delete":
+        return _delete(document, cloud_name, origin)
+    if notification_type == "rename":
+        return ParseResult(tuple(_rename(document, cloud_name, origin)))
+    return ParseResult.of(_upload(document, cloud_name, origin))

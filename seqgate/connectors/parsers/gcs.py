@@ -67,6 +67,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
 
+from seqgate.connectors.parsers.identity_check import checked_identity
 from seqgate.connectors.parsers.json_fields import (
     check_text,
     index_path,
@@ -74,11 +75,12 @@ from seqgate.connectors.parsers.json_fields import (
     nesting_exceeds,
     optional_string,
     show,
+    supported_name,
     too_deep_message,
 )
 from seqgate.connectors.parsers.results import Ignored, ParsedItem, ParseResult
 from seqgate.connectors.parsers.s3.event_names import METADATA_CHANGED
-from seqgate.schemas.identity import object_identity, sequencer_event_id
+from seqgate.schemas.identity import sequencer_event_id
 from seqgate.schemas.reasons import RecordRejected, Rejection, RejectReason
 from seqgate.schemas.records import EventKind, ObjectEvent
 
@@ -310,10 +312,7 @@ def _parse_message(
     generation = notification.agreed(
         "objectGeneration", "generation", "the object's generation", _generation
     )
-    try:
-        identity = object_identity(GCS_SCHEME, bucket, name)
-    except ValueError as error:  # excluded by the checks above; kept as a guard
-        raise RecordRejected(RejectReason.INVALID_FIELD, f"{path or 'message'}: {error}") from None
+    identity = checked_identity(GCS_SCHEME, bucket, name, path or "message")
 
     overwritten_by = optional_string(attributes, "overwrittenByGeneration", attributes_path)
     if overwritten_by is not None and event_type in (ARCHIVE, DELETE):
@@ -383,19 +382,12 @@ def _gcs_attributes(message: dict[object, object], path: str) -> dict[object, ob
 
 
 def _event_type(attributes: dict[object, object], path: str) -> str:
-    value = attributes.get("eventType")
-    if isinstance(value, str) and value in GCS_EVENT_TYPES:
-        return value
-    if value is None:
-        detail = "is missing"
-    elif not isinstance(value, str):
-        detail = f"must be a string, got {show(value)}"
-    else:
-        detail = f"{show(value)} is not supported"
-    raise RecordRejected(
-        RejectReason.UNSUPPORTED_EVENT_TYPE,
-        f"{path}.eventType {detail}: seqgate maps these GCS event types: {_TYPES_SUMMARY} "
-        "(docs/kinds.md)",
+    return supported_name(
+        attributes,
+        "eventType",
+        path,
+        GCS_EVENT_TYPES,
+        f"seqgate maps these GCS event types: {_TYPES_SUMMARY} (docs/kinds.md)",
     )
 
 

@@ -82,7 +82,7 @@ from seqgate.connectors.parsers.json_fields import (
     required_string,
     show,
 )
-from seqgate.connectors.parsers.results import Ignored, ParsedItem, ParseResult
+from seqgate.connectors.parsers.results import Ignored, ParsedItem, ParseResult, result_or_rejection
 from seqgate.connectors.parsers.s3.event_names import CREATED, METADATA_CHANGED, REMOVED
 from seqgate.connectors.parsers.s3.native import fallback_event_id
 from seqgate.schemas.identity import object_identity, sequencer_event_id
@@ -313,7 +313,4 @@ def parse_supabase(document: object, origin: str) -> ParseResult:
     A rejection is of the whole document (``record_index`` None). ``origin``
     is copied into each event. Never raises.
     """
-    try:
-        return ParseResult(_parse(document, origin))
-    except RecordRejected as rejected:
-        return ParseResult.rejected(rejected.reason, rejected.message)
+    return result_or_rejection(lambda: ParseResult(_parse(document, origin)))

@@ -105,6 +105,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
+from seqgate.connectors.parsers.identity_check import checked_identity
 from seqgate.connectors.parsers.json_fields import (
     check_text,
     object_member,
@@ -114,11 +115,12 @@ from seqgate.connectors.parsers.json_fields import (
     required_string,
     sequencer_member,
     show,
+    supported_name,
 )
 from seqgate.connectors.parsers.results import Ignored, ParsedItem, ParseResult
 from seqgate.connectors.parsers.s3 import minio
 from seqgate.connectors.parsers.s3.event_names import S3_EVENT_NAMES, S3EventName, summarize_names
-from seqgate.schemas.identity import S3_SCHEME, object_identity, sequencer_event_id
+from seqgate.schemas.identity import S3_SCHEME, sequencer_event_id
 from seqgate.schemas.ordering import AWS_SEQUENCER_ORDER
 from seqgate.schemas.reasons import RecordRejected, Rejection, RejectReason
 from seqgate.schemas.records import ObjectEvent
@@ -373,21 +375,15 @@ def _check_version(record: dict[object, object], path: str, rules: _Rules) -> No
 
 
 def _event_name(record: dict[object, object], path: str, rules: _Rules) -> S3EventName:
-    name = record.get("eventName")
-    if isinstance(name, str):
-        info = rules.names.get(name)
-        if info is not None:
-            return info
-    if name is None:
-        detail = "is missing"
-    elif not isinstance(name, str):
-        detail = f"must be a string, got {show(name)}"
-    else:
-        detail = f"{show(name)} is not supported{rules.name_hint(name)}"
-    raise RecordRejected(
-        RejectReason.UNSUPPORTED_EVENT_TYPE,
-        f"{path}.eventName {detail}: seqgate maps {rules.names_summary} (docs/kinds.md)",
+    name = supported_name(
+        record,
+        "eventName",
+        path,
+        rules.names,
+        f"seqgate maps {rules.names_summary} (docs/kinds.md)",
+        hint=rules.name_hint,
     )
+    return rules.names[name]
 
 
 def _bucket_name(s3: dict[object, object], s3_path: str) -> str:
@@ -473,10 +469,7 @@ def _parse_record(
     event_time = optional_string(record, "eventTime", path)
 
     kind = info.kind_for(version_id)
-    try:
-        identity = object_identity(rules.scheme, bucket, key)
-    except ValueError as error:  # excluded by the checks above; kept as a guard
-        raise RecordRejected(RejectReason.INVALID_FIELD, f"{path}: {error}") from None
+    identity = checked_identity(rules.scheme, bucket, key, path)
     if sequencer is None:
         event_id = fallback_event_id(
             rules.id_prefix, kind, identity, version_id, event_time, etag, record
