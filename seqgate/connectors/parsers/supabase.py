@@ -48,7 +48,7 @@ every upload) is Supabase's per-write marker, so the id is ``"supabase-"`` +
 SHA-256 over kind, identity and ``<row id>:<version>``, the construction of
 :func:`seqgate.schemas.identity.sequencer_event_id`. A row without a version falls
 back to its ``updated_at`` and ETag, then to a hash of the row
-(:func:`seqgate.connectors.parsers.s3.native.fallback_event_id`). ``version_id`` is the row's
+(:func:`seqgate.connectors.parsers.s3.event_ids.fallback_event_id`). ``version_id`` is the row's
 ``version``, ``size`` ``metadata.size`` (else ``contentLength``), ``etag``
 ``metadata.eTag``, ``event_time`` ``updated_at`` (else ``created_at``).
 
@@ -83,8 +83,8 @@ from seqgate.connectors.parsers.json_fields import (
     show,
 )
 from seqgate.connectors.parsers.results import Ignored, ParsedItem, ParseResult, result_or_rejection
+from seqgate.connectors.parsers.s3.event_ids import fallback_event_id
 from seqgate.connectors.parsers.s3.event_names import CREATED, METADATA_CHANGED, REMOVED
-from seqgate.connectors.parsers.s3.native import fallback_event_id
 from seqgate.schemas.identity import object_identity, sequencer_event_id
 from seqgate.schemas.reasons import RecordRejected, RejectReason
 from seqgate.schemas.records import ObjectEvent
