@@ -55,11 +55,7 @@ from seqgate.connectors.parsers.results import (
     parse_each,
     whole_message_rejection,
 )
-from seqgate.connectors.parsers.webhook_fields import (
-    millis_to_iso,
-    optional_count,
-    required_id,
-)
+from seqgate.connectors.parsers.webhook_fields import millis_to_iso, optional_count, required_id
 from seqgate.schemas.reasons import RecordRejected, RejectReason
 from seqgate.schemas.records import EventKind, ObjectEvent
 

@@ -60,10 +60,7 @@ from seqgate.connectors.parsers.results import (
     whole_message_rejection,
 )
 from seqgate.connectors.parsers.s3.event_names import METADATA_CHANGED
-from seqgate.connectors.parsers.webhook_fields import (
-    optional_count,
-    required_id,
-)
+from seqgate.connectors.parsers.webhook_fields import optional_count, required_id
 from seqgate.schemas.reasons import RecordRejected, RejectReason
 from seqgate.schemas.records import EventKind, ObjectEvent
 

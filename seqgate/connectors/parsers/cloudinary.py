@@ -64,11 +64,7 @@ from seqgate.connectors.parsers.results import (
     result_or_rejection,
     whole_message_rejection,
 )
-from seqgate.connectors.parsers.webhook_fields import (
-    derived_event_id,
-    optional_count,
-    required_id,
-)
+from seqgate.connectors.parsers.webhook_fields import derived_event_id, optional_count, required_id
 from seqgate.schemas.reasons import RecordRejected, RejectReason
 from seqgate.schemas.records import EventKind, ObjectEvent
 

@@ -27,13 +27,13 @@ route              sender                                  authentication
                                                            and the body
 =================  ======================================  ==================================
 
-The provider routes (``/gcs`` ... ``/appwrite``) live in
-:mod:`seqgate.connectors.sources.webhook_routes`, which details their headers, options and
-handshakes; each decodes strictly and runs its own provider's parser
-(:func:`seqgate.connectors.parsers.normalize.normalize_with`). A route whose secret (or, for
-``/sns``, topic list) is not configured is not served at all (404). Secrets
-are compared in constant time (:func:`seqgate.connectors.auth.shared.same_secret`); every
-check lives in :mod:`seqgate.connectors.auth`.
+``/sns`` lives in :mod:`seqgate.connectors.sources.sns_route`; the provider routes
+(``/gcs`` ... ``/appwrite``) in :mod:`seqgate.connectors.sources.webhook_routes`, which
+details their headers, options and handshakes; each decodes strictly and runs its own
+provider's parser (:func:`seqgate.connectors.parsers.normalize.normalize_with`). A route
+whose secret (or, for ``/sns``, topic list) is not configured is not served at all (404).
+Every check lives in :mod:`seqgate.connectors.auth`; secrets are compared in constant
+time (:func:`seqgate.connectors.auth.shared.same_secret`).
 
 Exposure: ``/s3`` without ``s3_token`` is the one route served without any
 authentication (:meth:`HttpSettings.unauthenticated_routes`). ``seqgate bridge
@@ -66,30 +66,26 @@ the server runs, 503 once it is stopping) and ``GET /readyz`` (200 when the
 producer gets an answer from Kafka, else 503). They hold counts, never payloads
 nor secrets; where the webhook port is exposed publicly, block them at the proxy.
 
-Publishing: one :class:`EventPublisher` is shared. It is driven from a single
-worker thread, so the event loop never blocks. Requests that arrive while a
-flush is running are queued and submitted together, then one flush serves them
-all (group commit). Each request is answered from the delivery reports of its
-own records (:class:`seqgate.connectors.publish.publisher.Delivery`): 200 only when every
-one of its events and dead letters was acknowledged, 503 when any was not - a
-partial failure answers 503 too, and the part Kafka did take is delivered again
-by the sender's retry (deduplicated downstream by event id). A request whose
-records were all acknowledged is never answered 503 because of another one. A
-request whose records cannot be queued (a record above the producer's
-``message.max.bytes``, a queue full past the delivery timeout) fails alone
-(503, one log line); an event that cannot be encoded is dead-lettered instead
-(``invalid_field``, with the encoder's message) and the request answered 200.
-The counters (summary, ``/metrics``) count what was written: the records of the
-requests answered 200.
+Publishing: one :class:`EventPublisher` is shared, with group commit
+(:class:`seqgate.connectors.sources.group_publisher.GroupPublisher`). Each request is
+answered from the delivery reports of its own records
+(:class:`seqgate.connectors.publish.publisher.Delivery`): 200 only when every one of its
+events and dead letters was acknowledged, 503 when any was not - a partial failure
+answers 503 too, and the part Kafka did take is delivered again by the sender's retry
+(deduplicated downstream by event id). A request whose records were all acknowledged is
+never answered 503 because of another one. A request whose records cannot be queued (a
+record above the producer's ``message.max.bytes``, a queue full past the delivery
+timeout) fails alone (503, one log line); an event that cannot be encoded is
+dead-lettered instead (``invalid_field``, with the encoder's message) and the request
+answered 200. The counters (summary, ``/metrics``) count what was written: the records
+of the requests answered 200.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
-import urllib.request
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -102,12 +98,6 @@ from prometheus_client import Counter as PromCounter
 from seqgate.connectors.auth.bearer_token import verify_bearer_token
 from seqgate.connectors.auth.eventbridge import verify_header_secret
 from seqgate.connectors.auth.shared import WebhookAuthError
-from seqgate.connectors.auth.sns_signature import (
-    SUBSCRIPTION_CONFIRMATION,
-    UNSUBSCRIBE_CONFIRMATION,
-    SnsVerificationError,
-)
-from seqgate.connectors.parsers.json_fields import nesting_exceeds
 from seqgate.connectors.parsers.normalize import normalize
 from seqgate.connectors.parsers.results import ParseResult
 from seqgate.connectors.parsers.s3.native import DEFAULT_S3_PARSE_OPTIONS, S3ParseOptions
@@ -116,16 +106,11 @@ from seqgate.connectors.publish.publisher import EventPublisher, PublishError
 from seqgate.connectors.sources.group_publisher import GroupPublisher
 from seqgate.connectors.sources.http_connections import ConnectionGuard
 from seqgate.connectors.sources.http_settings import HttpSettings
+from seqgate.connectors.sources.sns_route import SnsRoute, confirm_by_get
 from seqgate.connectors.sources.webhook_routes import WebhookRoutes, route_origin
 from seqgate.streams.runtime.metrics import BridgeMetrics
 
 log = logging.getLogger(__name__)
-
-
-def confirm_by_get(url: str, timeout_s: float = 10.0) -> None:
-    """Confirm an SNS subscription: GET its SubscribeURL (already host-checked)."""
-    with urllib.request.urlopen(url, timeout=timeout_s) as response:
-        response.read(64 * 1024)
 
 
 @dataclass
@@ -185,12 +170,10 @@ class HttpBridge:
         app = web.Application(
             client_max_size=self.settings.max_body_bytes, middlewares=list(middlewares)
         )
-        handlers = {
-            "s3": self._s3,
-            "sns": self._sns,
-            "eventbridge": self._eventbridge,
-            "minio": self._minio,
-        }
+        handlers = {"s3": self._s3, "eventbridge": self._eventbridge, "minio": self._minio}
+        if self.settings.sns is not None:
+            confirm = self.settings.confirm_subscription or confirm_by_get
+            handlers["sns"] = SnsRoute(self.settings.sns, confirm, self, self._s3_options).handle
         for route in self.settings.enabled_routes():
             if route in handlers:
                 app.router.add_post(f"/{route}", handlers[route])
@@ -248,52 +231,6 @@ class HttpBridge:
         ):
             return refused
         return await self._forward(request, "eventbridge")
-
-    async def _sns(self, request: web.Request) -> web.StreamResponse:
-        verifier = self.settings.sns
-        assert verifier is not None
-        raw = await self.read_body(request)
-        if isinstance(raw, web.Response):
-            return raw
-        if nesting_exceeds(raw):  # bounded before it is decoded, as every JSON text is
-            return self.refuse("sns", 403, "the body is not an SNS message (nested too deeply)")
-        try:
-            document = json.loads(raw)
-        except ValueError:
-            return self.refuse("sns", 403, "the body is not an SNS message (not JSON)")
-        if not isinstance(document, dict):
-            return self.refuse("sns", 403, "the body is not an SNS message (not an object)")
-        loop = asyncio.get_running_loop()
-        try:
-            # The certificate may be fetched over the network: not on the loop.
-            kind = await loop.run_in_executor(None, verifier.verify, document)
-        except SnsVerificationError as error:
-            return self.refuse("sns", 403, str(error))
-        if kind == SUBSCRIPTION_CONFIRMATION:
-            return await self._confirm(document)
-        if kind == UNSUBSCRIBE_CONFIRMATION:
-            log.warning(
-                "SNS unsubscribed this endpoint", extra={"topic_arn": document.get("TopicArn")}
-            )
-            return _json(200, {"status": "unsubscribe_noted"})
-        return await self.deliver(raw, "sns", normalize(raw, route_origin("sns"), self._s3_options))
-
-    async def _confirm(self, document: dict[str, object]) -> web.Response:
-        url = str(document["SubscribeURL"])
-        confirm = self.settings.confirm_subscription or confirm_by_get
-        loop = asyncio.get_running_loop()
-        try:
-            await loop.run_in_executor(None, confirm, url)
-        except Exception as error:
-            self.stats.counts["confirm_failures"] += 1
-            log.warning(
-                "SNS subscription confirmation failed; SNS will retry",
-                extra={"topic_arn": document.get("TopicArn"), "error": str(error)},
-            )
-            return _json(503, {"status": "confirmation_failed"})
-        self.stats.counts["subscriptions_confirmed"] += 1
-        log.warning("SNS subscription confirmed", extra={"topic_arn": document.get("TopicArn")})
-        return _json(200, {"status": "subscription_confirmed"})
 
     # ---- steps
 
