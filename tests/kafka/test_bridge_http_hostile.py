@@ -29,7 +29,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 import seqgate.connectors.sources.http_server as http_source
 from seqgate.connectors.parsers.results import ParseResult
 from seqgate.connectors.publish.dead_letters import MAX_RAW_BYTES
-from seqgate.connectors.sources.http_server import HttpSettings
+from seqgate.connectors.sources.http_settings import HttpSettings
 from seqgate.schemas.records import ObjectEvent
 from seqgate.streams.devtools.samples import s3_notification, s3_record, to_text
 from tests.kafka import test_bridge_http as bridge_http

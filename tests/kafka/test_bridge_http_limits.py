@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from seqgate.connectors.sources.http_server import HttpSettings
+from seqgate.connectors.sources.http_settings import HttpSettings
 from tests.kafka import test_bridge_http as bridge_http
 from tests.kafka.test_bridge_http import Running, Topicset, http_bridge, put, scenario
 

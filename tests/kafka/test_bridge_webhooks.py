@@ -26,17 +26,14 @@ import click
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from seqgate.connectors.auth.appwrite import APPWRITE_SIGNATURE_HEADER
+from seqgate.connectors.auth.b2 import B2_SIGNATURE_HEADER
 from seqgate.connectors.auth.gcs_oidc import GcsPushVerifier, load_jwks
-from seqgate.connectors.parsers.appwrite import (
-    APPWRITE_EVENTS_HEADER,
-    APPWRITE_SIGNATURE_HEADER,
-    parse_appwrite,
-)
-from seqgate.connectors.parsers.b2 import B2_SIGNATURE_HEADER
+from seqgate.connectors.parsers.appwrite import APPWRITE_EVENTS_HEADER, parse_appwrite
 from seqgate.connectors.parsers.cloudinary import parse_cloudinary
 from seqgate.connectors.parsers.gcs import parse_gcs
 from seqgate.connectors.parsers.supabase import parse_supabase
-from seqgate.connectors.sources.http_server import HttpSettings
+from seqgate.connectors.sources.http_settings import HttpSettings
 from seqgate.connectors.sources.webhook_routes import (
     WEBHOOK_ROUTES,
     AppwriteSettings,

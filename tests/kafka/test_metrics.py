@@ -13,7 +13,7 @@ from confluent_kafka import Producer
 from prometheus_client.parser import text_string_to_metric_families
 
 from seqgate.connectors.publish.filters import EventFilter
-from seqgate.connectors.sources.http_server import HttpSettings
+from seqgate.connectors.sources.http_settings import HttpSettings
 from seqgate.schemas.records import ObjectEvent
 from seqgate.streams.devtools.samples import s3_notification, s3_record, to_text
 from seqgate.streams.runtime.metrics import HealthState, MetricsServer, WorkerMetrics

@@ -36,8 +36,9 @@ from typing import Any, TypeVar
 
 import pytest
 
-from seqgate.connectors.parsers.appwrite import APPWRITE_EVENTS_HEADER, APPWRITE_SIGNATURE_HEADER
-from seqgate.connectors.parsers.b2 import B2_SIGNATURE_HEADER
+from seqgate.connectors.auth.appwrite import APPWRITE_SIGNATURE_HEADER
+from seqgate.connectors.auth.b2 import B2_SIGNATURE_HEADER
+from seqgate.connectors.parsers.appwrite import APPWRITE_EVENTS_HEADER
 from seqgate.schemas.codec import OUTBOX_RECORD
 from seqgate.schemas.records import OutboxRecord
 from seqgate.streams.devtools.samples import (

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 
+from seqgate.connectors.auth.appwrite import verify_appwrite_signature
 from seqgate.connectors.auth.shared import WebhookAuthError
 from seqgate.connectors.parsers.appwrite import (
     APPWRITE_ACTION_KINDS,
     looks_like_appwrite,
     parse_appwrite,
-    verify_appwrite_signature,
 )
 from seqgate.connectors.parsers.results import Ignored
 from seqgate.schemas.reasons import Rejection, RejectReason

@@ -346,7 +346,7 @@ def test_mixed_records_are_each_parsed_by_their_own_source() -> None:
 def test_mixed_records_survive_an_s3_parser_that_breaks_its_contract(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import seqgate.connectors.parsers.normalize as module
+    import seqgate.connectors.parsers.records_document as module
 
     real = parse_s3_records
 

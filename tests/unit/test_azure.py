@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from seqgate.connectors.auth.azure import verify_azure_secret
 from seqgate.connectors.auth.shared import WebhookAuthError
 from seqgate.connectors.parsers.azure import (
     AZURE_KINDS,
@@ -20,7 +21,6 @@ from seqgate.connectors.parsers.azure import (
     looks_like_azure,
     parse_azure,
     validation_response,
-    verify_azure_secret,
 )
 from seqgate.connectors.parsers.results import Ignored, ParseResult
 from seqgate.schemas.identity import parse_identity

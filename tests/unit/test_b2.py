@@ -8,13 +8,13 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 
+from seqgate.connectors.auth.b2 import verify_b2_signature
 from seqgate.connectors.auth.shared import WebhookAuthError
 from seqgate.connectors.parsers.b2 import (
     B2_EVENT_KINDS,
     B2_UNMAPPED_TYPES,
     looks_like_b2,
     parse_b2,
-    verify_b2_signature,
 )
 from seqgate.connectors.parsers.results import Ignored
 from seqgate.schemas.reasons import Rejection, RejectReason

@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 
+from seqgate.connectors.auth.box import verify_box_signature
 from seqgate.connectors.auth.shared import WebhookAuthError
 from seqgate.connectors.parsers.box import (
     BOX_BUCKET,
     BOX_TRIGGER_KINDS,
     looks_like_box,
     parse_box,
-    verify_box_signature,
 )
 from seqgate.connectors.parsers.results import Ignored
 from seqgate.schemas.reasons import Rejection, RejectReason

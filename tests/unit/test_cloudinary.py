@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 
+from seqgate.connectors.auth.cloudinary import verify_cloudinary_signature
 from seqgate.connectors.auth.shared import WebhookAuthError
 from seqgate.connectors.parsers.cloudinary import (
     CLOUDINARY_NOTIFICATION_TYPES,
     looks_like_cloudinary,
     parse_cloudinary,
-    verify_cloudinary_signature,
 )
 from seqgate.connectors.parsers.results import Ignored
 from seqgate.schemas.reasons import Rejection, RejectReason

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from seqgate.connectors.parsers.s3.event_ids import s3_event_id
 from seqgate.connectors.parsers.s3.minio import (
     MINIO_EVENT_NAMES,
     MINIO_EVENT_SOURCE,
@@ -21,7 +22,8 @@ from seqgate.connectors.parsers.s3.minio import (
     minio_event_name_info,
     minio_kind_for,
 )
-from seqgate.connectors.parsers.s3.native import decode_form_key, parse_s3_records, s3_event_id
+from seqgate.connectors.parsers.s3.native import parse_s3_records
+from seqgate.connectors.parsers.s3.object_keys import decode_form_key
 from seqgate.schemas.reasons import Rejection, RejectReason
 from seqgate.schemas.records import ObjectEvent
 from seqgate.streams.devtools.samples import form_encode_key, s3_notification, s3_record

@@ -25,6 +25,7 @@ __all__ = [
     "WRONG",
     "WebhookAuthError",
     "check_timestamp_window",
+    "hmac_digest",
     "readable_credentials",
     "same_secret",
 ]
@@ -46,6 +47,11 @@ def same_secret(given: str | bytes, expected: str | bytes) -> bool:
     """Constant-time comparison of two secrets or digests (UTF-8 bytes for ``str``;
     lone surrogates, undecodable bytes received or configured, compare as themselves)."""
     return hmac.compare_digest(_bytes(given), _bytes(expected))
+
+
+def hmac_digest(key: str, message: bytes, algorithm: str) -> bytes:
+    """HMAC of ``message`` with the UTF-8 bytes of ``key`` under ``algorithm`` ("sha1", ...)."""
+    return hmac.new(key.encode("utf-8"), message, algorithm).digest()
 
 
 def _bytes(value: str | bytes) -> bytes:

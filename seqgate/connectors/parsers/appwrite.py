@@ -37,33 +37,24 @@ ordering and id
     identity, ``$createdAt``, ``$updatedAt`` and ``signature``, or of the
     whole document when none of the three is present.
 
-Signature: ``X-Appwrite-Webhook-Signature`` is the base64 HMAC-SHA1, under the
-webhook's signature key, of the webhook's configured URL followed by the body.
-Appwrite percent-decodes that URL (PHP ``rawurldecode``: ``%XX`` only, ``+``
-kept) before signing, and so does :func:`verify_appwrite_signature`. No
-timestamp is signed, so a replay is caught only by the dedupe on the id.
+Signature: :mod:`seqgate.connectors.auth.appwrite`.
 """
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
-from urllib.parse import unquote_to_bytes
 
-from seqgate.connectors.auth.shared import MISSING, WRONG, WebhookAuthError, same_secret
+from seqgate.connectors.parsers.identity_check import checked_identity
 from seqgate.connectors.parsers.json_fields import optional_string, show
-from seqgate.connectors.parsers.results import ParseResult
-from seqgate.connectors.parsers.s3.event_names import METADATA_CHANGED
-from seqgate.connectors.parsers.webhook_fields import (
-    derived_event_id,
-    hmac_digest,
-    optional_count,
-    required_id,
+from seqgate.connectors.parsers.results import (
+    ParseResult,
+    result_or_rejection,
     whole_message_rejection,
 )
-from seqgate.schemas.identity import object_identity
+from seqgate.connectors.parsers.s3.event_names import METADATA_CHANGED
+from seqgate.connectors.parsers.webhook_fields import derived_event_id, optional_count, required_id
 from seqgate.schemas.reasons import RecordRejected, RejectReason
 from seqgate.schemas.records import EventKind, ObjectEvent
 
@@ -71,17 +62,14 @@ __all__ = [
     "APPWRITE_ACTION_KINDS",
     "APPWRITE_EVENTS_HEADER",
     "APPWRITE_SCHEME",
-    "APPWRITE_SIGNATURE_HEADER",
     "APPWRITE_SOURCE",
     "looks_like_appwrite",
     "parse_appwrite",
-    "verify_appwrite_signature",
 ]
 
 APPWRITE_SOURCE: Final = "appwrite"
 APPWRITE_SCHEME: Final = "appwrite"
 APPWRITE_EVENTS_HEADER: Final = "X-Appwrite-Webhook-Events"
-APPWRITE_SIGNATURE_HEADER: Final = "X-Appwrite-Webhook-Signature"
 
 APPWRITE_ACTION_KINDS: Final[Mapping[str, str]] = MappingProxyType(
     {
@@ -106,28 +94,6 @@ def looks_like_appwrite(document: object) -> bool:
         and isinstance(document.get("$id"), str)
         and isinstance(document.get("bucketId"), str)
     )
-
-
-def verify_appwrite_signature(url: str, body: bytes, header: str | None, key: str) -> None:
-    """Check the ``X-Appwrite-Webhook-Signature`` header of an Appwrite request.
-
-    ``url`` is the webhook's URL exactly as configured in Appwrite, ``body``
-    the raw request body, ``key`` the webhook's signature key. Raises
-    :class:`WebhookAuthError`: 401 without the header, 403 when it does not match.
-    """
-    if header is None or not header.strip():
-        raise WebhookAuthError(
-            MISSING,
-            f"the {APPWRITE_SIGNATURE_HEADER} header is missing: Appwrite signs every "
-            "webhook request (version 0.15 and later)",
-        )
-    expected = base64.b64encode(hmac_digest(key, unquote_to_bytes(url) + body, "sha1"))
-    if not same_secret(header.strip(), expected):
-        raise WebhookAuthError(
-            WRONG,
-            f"the {APPWRITE_SIGNATURE_HEADER} signature does not match the configured URL "
-            "and the body: forged, altered, or signed with another key or for another URL",
-        )
 
 
 def _action(events: str | None, bucket: str, file_id: str) -> tuple[str, str]:
@@ -179,10 +145,7 @@ def _parse(document: dict[object, object], origin: str, events: str | None) -> O
     file_id = required_id(document, "$id", "", "the file's id")
     name, action = _action(events, bucket, file_id)
     kind = APPWRITE_ACTION_KINDS[action]
-    try:
-        identity = object_identity(APPWRITE_SCHEME, bucket, file_id)
-    except ValueError as error:  # excluded by the checks above; kept as a guard
-        raise RecordRejected(RejectReason.INVALID_FIELD, str(error)) from None
+    identity = checked_identity(APPWRITE_SCHEME, bucket, file_id, None)
     created_at = optional_string(document, "$createdAt", "")
     updated_at = optional_string(document, "$updatedAt", "")
     signature = optional_string(document, "signature", "")
@@ -216,7 +179,4 @@ def parse_appwrite(document: object, origin: str, *, events: str | None) -> Pars
         return whole_message_rejection(
             f"expected an Appwrite storage file (a JSON object), got {show(document)}"
         )
-    try:
-        return ParseResult.of(_parse(document, origin, events))
-    except RecordRejected as rejected:
-        return ParseResult.rejected(rejected.reason, rejected.message)
+    return result_or_rejection(lambda: ParseResult.of(_parse(document, origin, events)))

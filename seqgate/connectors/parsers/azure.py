@@ -72,7 +72,7 @@ and on every redelivery. ``version_id`` is ``data.versionId`` (blob
 versioning), ``size`` ``data.contentLength``, ``etag`` ``data.eTag``,
 ``event_time`` ``eventTime`` / ``time``. Event Grid signs nothing: a shared
 secret in the endpoint's query string or a delivery header is checked by
-:func:`verify_azure_secret`.
+:func:`seqgate.connectors.auth.azure.verify_azure_secret`.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
 
-from seqgate.connectors.auth.shared import MISSING, WRONG, WebhookAuthError, same_secret
+from seqgate.connectors.parsers.identity_check import checked_identity
 from seqgate.connectors.parsers.json_fields import (
     check_text,
     index_path,
@@ -103,7 +103,6 @@ from seqgate.connectors.parsers.s3.event_names import (
     RESTORE_STARTED,
     STORAGE_CLASS_CHANGED,
 )
-from seqgate.schemas.identity import object_identity
 from seqgate.schemas.reasons import RecordRejected, Rejection, RejectReason
 from seqgate.schemas.records import ObjectEvent
 
@@ -120,7 +119,6 @@ __all__ = [
     "looks_like_azure",
     "parse_azure",
     "validation_response",
-    "verify_azure_secret",
 ]
 
 AZURE_SOURCE: Final = "azure"
@@ -272,29 +270,6 @@ def cloudevents_handshake_headers(request_origin: str) -> dict[str, str]:
     return {"WebHook-Allowed-Origin": request_origin, "WebHook-Allowed-Rate": "*"}
 
 
-def verify_azure_secret(query_secret: str | None, header_secret: str | None, expected: str) -> None:
-    """Check the shared secret of an Event Grid webhook, given in the query string or a header.
-
-    Raises :class:`~seqgate.connectors.auth.shared.WebhookAuthError` with 401 when
-    neither carries a secret (None and empty are the same) and 403 when one
-    that is given differs from ``expected``: every secret presented must be
-    right. Comparisons take constant time. Raises ValueError when ``expected``
-    is empty (a route without a configured secret must not call this).
-    """
-    if not expected:
-        raise ValueError("no shared secret is configured for the Azure Event Grid route")
-    given = [secret for secret in (query_secret, header_secret) if secret]
-    if not given:
-        raise WebhookAuthError(
-            MISSING,
-            "the Event Grid request carries no shared secret: put it in the subscription's "
-            "endpoint URL (query string) or in a delivery header",
-        )
-    matches = [same_secret(secret, expected) for secret in given]
-    if not all(matches):
-        raise WebhookAuthError(WRONG, "the Event Grid request's shared secret is wrong")
-
-
 # --------------------------------------------------------------------------- one event
 
 
@@ -426,10 +401,7 @@ def _parse_event(event: object, index: int | None, origin: str) -> ParsedItem:
         data, data_path, required_because=_SEQUENCED_WHY if kind in _SEQUENCED_KINDS else None
     )
     bucket = f"{account}.{container}"
-    try:
-        object_identity(AZURE_SCHEME, bucket, blob)
-    except ValueError as error:  # excluded by the checks above; kept as a guard
-        raise RecordRejected(RejectReason.INVALID_FIELD, f"{path or 'event'}: {error}") from None
+    checked_identity(AZURE_SCHEME, bucket, blob, path or "event")
     return ObjectEvent(
         id=event_id,
         source=AZURE_SOURCE,

@@ -32,56 +32,47 @@ event id
     Becomes ``etag`` when present; B2 writes ``none`` for files uploaded in
     parts (they have no whole-file SHA-1), which gives None.
 
-Signature: header ``x-bz-event-notification-signature: v1=<hex>``, the
-HMAC-SHA256 of the raw body with the rule's signing secret. B2 puts no
-timestamp under the signature, so a replay cannot be told from a redelivery
-here; the dedupe on ``eventId`` absorbs both.
+Signature: :mod:`seqgate.connectors.auth.b2`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
-from seqgate.connectors.auth.shared import MISSING, WRONG, WebhookAuthError, same_secret
+from seqgate.connectors.parsers.identity_check import checked_identity
 from seqgate.connectors.parsers.json_fields import (
     check_text,
     optional_string,
     required_string,
     show,
+    supported_name,
 )
-from seqgate.connectors.parsers.results import Ignored, ParseResult
-from seqgate.connectors.parsers.webhook_fields import (
-    millis_to_iso,
-    optional_count,
+from seqgate.connectors.parsers.results import (
+    Ignored,
+    ParseResult,
     parse_each,
-    required_id,
     whole_message_rejection,
 )
-from seqgate.schemas.identity import object_identity
+from seqgate.connectors.parsers.webhook_fields import millis_to_iso, optional_count, required_id
 from seqgate.schemas.reasons import RecordRejected, RejectReason
 from seqgate.schemas.records import EventKind, ObjectEvent
 
 __all__ = [
     "B2_EVENT_KINDS",
     "B2_SCHEME",
-    "B2_SIGNATURE_HEADER",
     "B2_SOURCE",
     "B2_TEST_EVENT",
     "B2_UNMAPPED_TYPES",
     "b2_event_id",
     "looks_like_b2",
     "parse_b2",
-    "verify_b2_signature",
 ]
 
 B2_SOURCE: Final = "b2"
 B2_SCHEME: Final = "b2"
 B2_TEST_EVENT: Final = "b2:TestEvent"
-B2_SIGNATURE_HEADER: Final = "x-bz-event-notification-signature"
 
 _CREATED: Final = EventKind.CREATED.value
 _REMOVED: Final = EventKind.REMOVED.value
@@ -110,7 +101,6 @@ B2_UNMAPPED_TYPES: Final[Mapping[str, str]] = MappingProxyType(
 )
 """Documented B2 event types deliberately left ``unsupported_event_type``, and why."""
 
-_SIGNATURE_VERSION: Final = "v1="
 _EVENT_VERSION: Final = 1
 _NO_SHA1: Final = "none"
 
@@ -138,49 +128,20 @@ def b2_event_id(event_id: str) -> str:
     return f"b2-{event_id}"
 
 
-def verify_b2_signature(body: bytes, header: str | None, secret: str) -> None:
-    """Check the ``x-bz-event-notification-signature`` header of a B2 request.
-
-    ``body`` is the raw request body, ``secret`` the rule's signing secret.
-    Raises :class:`WebhookAuthError`: 401 without the header, 403 for a value
-    that is not ``v1=<hex>`` or a signature that does not match.
-    """
-    if header is None or not header.strip():
-        raise WebhookAuthError(
-            MISSING,
-            f"the {B2_SIGNATURE_HEADER} header is missing: B2 signs every notification of a "
-            "rule that has a signing secret",
-        )
-    value = header.strip()
-    if not value.startswith(_SIGNATURE_VERSION):
-        raise WebhookAuthError(
-            WRONG,
-            f"the {B2_SIGNATURE_HEADER} header is not 'v1=<hex HMAC-SHA256>': got {show(value)}",
-        )
-    expected = hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest()
-    if not same_secret(value[len(_SIGNATURE_VERSION) :].lower(), expected):
-        raise WebhookAuthError(
-            WRONG,
-            f"the {B2_SIGNATURE_HEADER} signature does not match the body: forged, altered "
-            "in transit, or signed with another rule's secret",
-        )
-
-
 def _event_type(event: dict[object, object], path: str) -> str:
-    name = event.get("eventType")
-    if isinstance(name, str) and name in B2_EVENT_KINDS:
-        return name
-    if name is None:
-        detail = "is missing"
-    elif not isinstance(name, str):
-        detail = f"must be a string, got {show(name)}"
-    else:
-        why = B2_UNMAPPED_TYPES.get(name)
-        detail = f"{show(name)} is not supported" + (f" ({why})" if why else "")
-    raise RecordRejected(
-        RejectReason.UNSUPPORTED_EVENT_TYPE,
-        f"{path}.eventType {detail}: seqgate maps {', '.join(B2_EVENT_KINDS)} (docs/kinds.md)",
+    return supported_name(
+        event,
+        "eventType",
+        path,
+        B2_EVENT_KINDS,
+        f"seqgate maps {', '.join(B2_EVENT_KINDS)} (docs/kinds.md)",
+        hint=_unmapped_hint,
     )
+
+
+def _unmapped_hint(name: str) -> str:
+    why = B2_UNMAPPED_TYPES.get(name)
+    return f" ({why})" if why else ""
 
 
 def _check_version(event: dict[object, object], path: str) -> None:
@@ -229,10 +190,7 @@ def _parse_event(event: object, index: int, origin: str) -> ObjectEvent | Ignore
     size = optional_count(event, "objectSize", path)
     sha1 = optional_string(event, "contentSha1", path)
     event_time = _event_time(event, path)
-    try:
-        object_identity(B2_SCHEME, bucket, key)
-    except ValueError as error:  # excluded by the checks above; kept as a guard
-        raise RecordRejected(RejectReason.INVALID_FIELD, f"{path}: {error}") from None
+    checked_identity(B2_SCHEME, bucket, key, path)
     return ObjectEvent(
         id=b2_event_id(event_id),
         source=B2_SOURCE,

@@ -36,45 +36,31 @@ ordering and id
     None. The id is ``box-`` + the webhook event's ``id``, which Box keeps on
     every retry of the delivery.
 
-Signatures: ``box-signature-primary`` / ``box-signature-secondary`` are the
-base64 HMAC-SHA256 of the body bytes followed by the bytes of the
-``box-delivery-timestamp`` header, each under the application's key of the
-same name (two keys let one be rotated while the other is in use). Box
-documents a 10-minute limit on the timestamp; the check takes an injected
-clock.
+Signatures: :mod:`seqgate.connectors.auth.box`.
 """
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Mapping
-from datetime import datetime
 from types import MappingProxyType
 from typing import Final
 
-from seqgate.connectors.auth.shared import (
-    MISSING,
-    WRONG,
-    WebhookAuthError,
-    check_timestamp_window,
-    same_secret,
-)
+from seqgate.connectors.parsers.identity_check import checked_identity
 from seqgate.connectors.parsers.json_fields import (
     check_text,
     optional_string,
     required_string,
     show,
+    supported_name,
 )
-from seqgate.connectors.parsers.results import Ignored, ParseResult
-from seqgate.connectors.parsers.s3.event_names import METADATA_CHANGED
-from seqgate.connectors.parsers.webhook_fields import (
-    header_value,
-    hmac_digest,
-    optional_count,
-    required_id,
+from seqgate.connectors.parsers.results import (
+    Ignored,
+    ParseResult,
+    result_or_rejection,
     whole_message_rejection,
 )
-from seqgate.schemas.identity import object_identity
+from seqgate.connectors.parsers.s3.event_names import METADATA_CHANGED
+from seqgate.connectors.parsers.webhook_fields import optional_count, required_id
 from seqgate.schemas.reasons import RecordRejected, RejectReason
 from seqgate.schemas.records import EventKind, ObjectEvent
 
@@ -87,7 +73,6 @@ __all__ = [
     "box_event_id",
     "looks_like_box",
     "parse_box",
-    "verify_box_signature",
 ]
 
 BOX_SOURCE: Final = "box"
@@ -117,12 +102,6 @@ BOX_TRIGGER_KINDS: Final[Mapping[str, str]] = MappingProxyType(
 )
 """Box ``trigger`` -> kind."""
 
-_PRIMARY: Final = "box-signature-primary"
-_SECONDARY: Final = "box-signature-secondary"
-_TIMESTAMP: Final = "box-delivery-timestamp"
-_VERSION: Final = "box-signature-version"
-_ALGORITHM: Final = "box-signature-algorithm"
-
 
 def looks_like_box(document: object) -> bool:
     """Whether ``document`` has the shape of a Box webhook V2 body."""
@@ -138,81 +117,13 @@ def box_event_id(event_id: str) -> str:
     return f"box-{event_id}"
 
 
-def verify_box_signature(
-    body: bytes,
-    headers: Mapping[str, str],
-    primary_key: str | None,
-    secondary_key: str | None,
-    now_s: float,
-    window_s: float = 600,
-) -> None:
-    """Check the signature headers of a Box webhook request.
-
-    ``headers`` are the request's headers (any case); ``now_s`` is the
-    current time in seconds since the epoch. The request is authentic when
-    the primary signature matches under ``primary_key`` or the secondary one
-    under ``secondary_key``. Raises :class:`WebhookAuthError`: 401 when no
-    signature or no timestamp was sent, 403 for an unknown signature version
-    or algorithm, an unreadable timestamp, a timestamp outside ``window_s``,
-    or no matching signature. Raises ValueError when both keys are None.
-    """
-    if primary_key is None and secondary_key is None:
-        raise ValueError("verify_box_signature needs the primary or the secondary key")
-    primary = header_value(headers, _PRIMARY)
-    secondary = header_value(headers, _SECONDARY)
-    if not primary and not secondary:
-        raise WebhookAuthError(
-            MISSING,
-            f"neither {_PRIMARY} nor {_SECONDARY} was sent: Box signs every webhook of an "
-            "application that has signature keys",
-        )
-    timestamp = header_value(headers, _TIMESTAMP)
-    if not timestamp:
-        raise WebhookAuthError(MISSING, f"the {_TIMESTAMP} header is missing: it is signed")
-    version = header_value(headers, _VERSION)
-    if version is not None and version.strip() != "1":
-        raise WebhookAuthError(WRONG, f"{_VERSION} {show(version)} is not supported: expected 1")
-    algorithm = header_value(headers, _ALGORITHM)
-    if algorithm is not None and algorithm.strip() != "HmacSHA256":
-        raise WebhookAuthError(
-            WRONG, f"{_ALGORITHM} {show(algorithm)} is not supported: expected HmacSHA256"
-        )
-    try:
-        sent_at = datetime.fromisoformat(timestamp.strip())
-    except ValueError:
-        sent_at = None
-    if sent_at is None or sent_at.tzinfo is None:
-        raise WebhookAuthError(
-            WRONG, f"{_TIMESTAMP} {show(timestamp)} is not an ISO 8601 time with a UTC offset"
-        )
-    check_timestamp_window(sent_at.timestamp(), now_s, window_s, _TIMESTAMP)
-    signed = body + timestamp.encode("utf-8")
-    for key, signature in ((primary_key, primary), (secondary_key, secondary)):
-        if key is not None and signature:
-            expected = base64.b64encode(hmac_digest(key, signed, "sha256"))
-            if same_secret(signature.strip(), expected):
-                return
-    raise WebhookAuthError(
-        WRONG,
-        f"no signature matches: {_PRIMARY} under the primary key and {_SECONDARY} under the "
-        "secondary key were both checked where sent (forged, altered, or keys out of date)",
-    )
-
-
 def _trigger(document: dict[object, object]) -> str:
-    trigger = document.get("trigger")
-    if isinstance(trigger, str) and trigger in BOX_TRIGGER_KINDS:
-        return trigger
-    if trigger is None:
-        detail = "is missing"
-    elif not isinstance(trigger, str):
-        detail = f"must be a string, got {show(trigger)}"
-    else:
-        detail = f"{show(trigger)} is not supported"
-    raise RecordRejected(
-        RejectReason.UNSUPPORTED_EVENT_TYPE,
-        f"trigger {detail}: seqgate maps the file triggers {', '.join(BOX_TRIGGER_KINDS)} "
-        "(docs/kinds.md)",
+    return supported_name(
+        document,
+        "trigger",
+        "",
+        BOX_TRIGGER_KINDS,
+        f"seqgate maps the file triggers {', '.join(BOX_TRIGGER_KINDS)} (docs/kinds.md)",
     )
 
 
@@ -258,10 +169,7 @@ def _parse(document: dict[object, object], origin: str, bucket: str) -> ObjectEv
     key = required_id(source, "id", "source", "the file's id")
     version_id, version_sha1 = _version(source)
     sha1 = optional_string(source, "sha1", "source") or version_sha1
-    try:
-        object_identity(BOX_SCHEME, bucket, key)
-    except ValueError as error:  # excluded by the checks above; kept as a guard
-        raise RecordRejected(RejectReason.INVALID_FIELD, f"source.id: {error}") from None
+    checked_identity(BOX_SCHEME, bucket, key, "source.id")
     return ObjectEvent(
         id=box_event_id(event_id),
         source=BOX_SOURCE,
@@ -296,7 +204,4 @@ def parse_box(document: object, origin: str, *, bucket: str = BOX_BUCKET) -> Par
         return whole_message_rejection(
             f"the document {detail}: expected a Box webhook V2 event (type {_EVENT_TYPE!r})"
         )
-    try:
-        return ParseResult.of(_parse(document, origin, bucket))
-    except RecordRejected as rejected:
-        return ParseResult.rejected(rejected.reason, rejected.message)
+    return result_or_rejection(lambda: ParseResult.of(_parse(document, origin, bucket)))

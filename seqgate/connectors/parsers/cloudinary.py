@@ -38,25 +38,15 @@ ordering and id
     kind, the identity, the version and ``notification_context.triggered_at``:
     fields of the notification only, so a retry gets the same ids.
 
-Signature: ``X-Cld-Signature`` is the hex SHA-1 (or SHA-256, an account
-setting) of the body, then the ``X-Cld-Timestamp`` value, then the API
-secret: a plain digest, not an HMAC. Cloudinary's SDKs accept a timestamp for
-two hours by default; so does this check, with an injected clock.
+Signature: :mod:`seqgate.connectors.auth.cloudinary`.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from typing import Final
 
-from seqgate.connectors.auth.shared import (
-    MISSING,
-    WRONG,
-    WebhookAuthError,
-    check_timestamp_window,
-    same_secret,
-)
+from seqgate.connectors.parsers.identity_check import checked_identity
 from seqgate.connectors.parsers.json_fields import (
     check_text,
     index_path,
@@ -66,16 +56,15 @@ from seqgate.connectors.parsers.json_fields import (
     required_member,
     required_string,
     show,
+    supported_name,
 )
-from seqgate.connectors.parsers.results import ParseResult
-from seqgate.connectors.parsers.webhook_fields import (
-    derived_event_id,
-    optional_count,
+from seqgate.connectors.parsers.results import (
+    ParseResult,
     parse_each,
-    required_id,
+    result_or_rejection,
     whole_message_rejection,
 )
-from seqgate.schemas.identity import object_identity
+from seqgate.connectors.parsers.webhook_fields import derived_event_id, optional_count, required_id
 from seqgate.schemas.reasons import RecordRejected, RejectReason
 from seqgate.schemas.records import EventKind, ObjectEvent
 
@@ -85,7 +74,6 @@ __all__ = [
     "CLOUDINARY_SOURCE",
     "looks_like_cloudinary",
     "parse_cloudinary",
-    "verify_cloudinary_signature",
 ]
 
 CLOUDINARY_SOURCE: Final = "cloudinary"
@@ -96,54 +84,11 @@ CLOUDINARY_NOTIFICATION_TYPES: Final = ("upload", "delete", "rename")
 _CREATED: Final = EventKind.CREATED.value
 _REMOVED: Final = EventKind.REMOVED.value
 _PREFIX: Final = "cloudinary-"
-_ALGORITHMS: Final = ("sha1", "sha256")
 
 
 def looks_like_cloudinary(document: object) -> bool:
     """Whether ``document`` has the shape of a Cloudinary notification."""
     return isinstance(document, dict) and isinstance(document.get("notification_type"), str)
-
-
-def verify_cloudinary_signature(
-    body: bytes,
-    timestamp: str | None,
-    signature: str | None,
-    api_secret: str,
-    now_s: float,
-    window_s: float = 7200,
-    algorithm: str = "sha1",
-) -> None:
-    """Check the ``X-Cld-Timestamp`` and ``X-Cld-Signature`` headers of a Cloudinary request.
-
-    ``algorithm`` is the account's signature algorithm, ``sha1`` (Cloudinary's
-    default) or ``sha256``; ``now_s`` is the current time in seconds since the
-    epoch. Raises :class:`WebhookAuthError`: 401 when either header is
-    missing, 403 for a timestamp that is not whole seconds, one outside
-    ``window_s``, or a signature that does not match. Raises ValueError for
-    another ``algorithm``.
-    """
-    if algorithm not in _ALGORITHMS:
-        raise ValueError(f"algorithm must be one of {_ALGORITHMS}, got {algorithm!r}")
-    if not signature or not signature.strip():
-        raise WebhookAuthError(
-            MISSING, "the X-Cld-Signature header is missing: Cloudinary signs every notification"
-        )
-    if not timestamp or not timestamp.strip():
-        raise WebhookAuthError(MISSING, "the X-Cld-Timestamp header is missing: it is signed")
-    stamp = timestamp.strip()
-    if not stamp.isascii() or not stamp.isdigit():
-        raise WebhookAuthError(
-            WRONG, f"X-Cld-Timestamp {show(timestamp)} is not a Unix time in whole seconds"
-        )
-    check_timestamp_window(float(stamp), now_s, window_s, "X-Cld-Timestamp")
-    material = body + stamp.encode("ascii") + api_secret.encode("utf-8")
-    expected = hashlib.new(algorithm, material).hexdigest()
-    if not same_secret(signature.strip().lower(), expected):
-        raise WebhookAuthError(
-            WRONG,
-            f"X-Cld-Signature does not match the body and timestamp under the API secret "
-            f"({algorithm.upper()}): forged, altered, or signed with another secret or algorithm",
-        )
 
 
 def _public_id(parent: dict[object, object], name: str, path: str) -> str:
@@ -177,10 +122,7 @@ def _event(
     resource_type = required_id(asset, "resource_type", path, "the resource type, e.g. 'image'")
     delivery_type = required_id(asset, "type", path, "the delivery type, e.g. 'upload'")
     key = f"{resource_type}/{delivery_type}/{public_id}"
-    try:
-        identity = object_identity(CLOUDINARY_SCHEME, cloud, key)
-    except ValueError as error:  # excluded by the checks above; kept as a guard
-        raise RecordRejected(RejectReason.INVALID_FIELD, f"{path}: {error}") from None
+    identity = checked_identity(CLOUDINARY_SCHEME, cloud, key, path)
     version_id = _version(asset, path)
     if event_id is None:
         event_id = derived_event_id(_PREFIX, [*request, kind, identity, version_id])
@@ -261,17 +203,14 @@ def _delete(document: dict[object, object], cloud: str, origin: str) -> ParseRes
 
 
 def _notification_type(document: dict[object, object]) -> str:
-    found = document.get("notification_type")
-    if isinstance(found, str) and found in CLOUDINARY_NOTIFICATION_TYPES:
-        return found
-    if not isinstance(found, str):
-        detail = f"must be a string, got {show(found)}"
-    else:
-        detail = f"{show(found)} is not supported"
-    raise RecordRejected(
-        RejectReason.UNSUPPORTED_EVENT_TYPE,
-        f"notification_type {detail}: seqgate maps {', '.join(CLOUDINARY_NOTIFICATION_TYPES)}, "
-        "the notifications that change which content a public id names (docs/kinds.md)",
+    return supported_name(
+        document,
+        "notification_type",
+        "",
+        CLOUDINARY_NOTIFICATION_TYPES,
+        f"seqgate maps {', '.join(CLOUDINARY_NOTIFICATION_TYPES)}, the notifications that "
+        "change which content a public id names (docs/kinds.md)",
+        null_is_missing=False,  # a null type is present: parse_cloudinary refuses an absent one
     )
 
 
@@ -292,12 +231,13 @@ def parse_cloudinary(document: object, origin: str, *, cloud_name: str) -> Parse
         return whole_message_rejection(
             "the document has no 'notification_type': expected a Cloudinary notification"
         )
-    try:
-        notification_type = _notification_type(document)
-        if notification_type == "delete":
-            return _delete(document, cloud_name, origin)
-        if notification_type == "rename":
-            return ParseResult(tuple(_rename(document, cloud_name, origin)))
-        return ParseResult.of(_upload(document, cloud_name, origin))
-    except RecordRejected as rejected:
-        return ParseResult.rejected(rejected.reason, rejected.message)
+    return result_or_rejection(lambda: _parse(document, cloud_name, origin))
+
+
+def _parse(document: dict[object, object], cloud_name: str, origin: str) -> ParseResult:
+    notification_type = _notification_type(document)
+    if notification_type == "delete":
+        return _delete(document, cloud_name, origin)
+    if notification_type == "rename":
+        return ParseResult(tuple(_rename(document, cloud_name, origin)))
+    return ParseResult.of(_upload(document, cloud_name, origin))

@@ -58,28 +58,35 @@ attribute), because every metadata update of a generation keeps its generation.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
-import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
+from seqgate.connectors.parsers.gcs_fields import (
+    GcsNotification,
+    bucket_name,
+    generation_number,
+    text,
+)
+from seqgate.connectors.parsers.gcs_payload import JSON_API_V1, object_resource, payload_format
+from seqgate.connectors.parsers.identity_check import checked_identity
 from seqgate.connectors.parsers.json_fields import (
-    check_text,
     index_path,
     member_path,
-    nesting_exceeds,
     optional_string,
     show,
-    too_deep_message,
+    supported_name,
 )
-from seqgate.connectors.parsers.results import Ignored, ParsedItem, ParseResult
+from seqgate.connectors.parsers.results import (
+    Ignored,
+    ParseResult,
+    parse_each,
+    result_or_rejection,
+    whole_message_rejection,
+)
 from seqgate.connectors.parsers.s3.event_names import METADATA_CHANGED
-from seqgate.schemas.identity import object_identity, sequencer_event_id
-from seqgate.schemas.reasons import RecordRejected, Rejection, RejectReason
+from seqgate.schemas.identity import sequencer_event_id
+from seqgate.schemas.reasons import RecordRejected, RejectReason
 from seqgate.schemas.records import EventKind, ObjectEvent
 
 __all__ = [
@@ -132,14 +139,9 @@ GCS_EVENT_TYPES: Final[Mapping[str, str]] = MappingProxyType(
 )
 """The ``eventType`` values seqgate maps, with what GCS sends them for."""
 
-_JSON_API_V1: Final = "JSON_API_V1"
-_PAYLOAD_NONE: Final = "NONE"
-_OBJECT_RESOURCE_KIND: Final = "storage#object"
 _GCS_ATTRIBUTES: Final = frozenset(
     {"eventType", "bucketId", "objectId", "objectGeneration", "payloadFormat", "notificationConfig"}
 )
-_DECIMAL: Final = re.compile(r"[0-9]+")
-_INT64_MAX: Final = 2**63 - 1
 _TYPES_SUMMARY: Final = ", ".join(GCS_EVENT_TYPES)
 
 
@@ -200,17 +202,22 @@ def parse_gcs(document: object, origin: str) -> ParseResult:
     ``origin`` is copied into every event. Never raises.
     """
     if not isinstance(document, dict):
-        return _whole_message_rejection(
+        return whole_message_rejection(
             f"expected a Pub/Sub push envelope, a pulled message or a pull response "
             f"(a JSON object), got {show(document)}"
         )
     if "receivedMessages" in document:
         return _parse_pull_response(document["receivedMessages"], origin)
     if "message" in document:
-        return ParseResult.of(_parse_item(document["message"], "message", origin, None))
+        message = document["message"]
+        return result_or_rejection(
+            lambda: ParseResult.of(_parse_message(message, "message", origin, None))
+        )
     if "attributes" in document or "data" in document:
-        return ParseResult.of(_parse_item(document, "", origin, None))
-    return _whole_message_rejection(
+        return result_or_rejection(
+            lambda: ParseResult.of(_parse_message(document, "", origin, None))
+        )
+    return whole_message_rejection(
         "the document has no 'message', 'receivedMessages', 'attributes' or 'data': expected a "
         "Pub/Sub delivery of a Cloud Storage notification"
     )
@@ -219,71 +226,17 @@ def parse_gcs(document: object, origin: str) -> ParseResult:
 def _parse_pull_response(received: object, origin: str) -> ParseResult:
     if not isinstance(received, list) or not received:
         shown = "is empty" if received == [] else f"is {show(received)}"
-        return _whole_message_rejection(
+        return whole_message_rejection(
             f"receivedMessages {shown}: expected a non-empty array of received Pub/Sub messages"
         )
-    items: list[ParsedItem] = []
-    for index, entry in enumerate(received):
-        path = index_path("receivedMessages", index)
-        if isinstance(entry, dict):  # {"ackId": ..., "message": {...}}
-            entry, path = entry.get("message"), f"{path}.message"
-        items.append(_parse_item(entry, path, origin, index))
-    return ParseResult(tuple(items))
+    return parse_each(received, lambda entry, index: _received(entry, index, origin))
 
 
-def _parse_item(message: object, path: str, origin: str, index: int | None) -> ParsedItem:
-    try:
-        return _parse_message(message, path, origin, index)
-    except RecordRejected as rejected:
-        return Rejection(rejected.reason, rejected.message, index)
-
-
-@dataclass(frozen=True, slots=True)
-class _Notification:
-    """Where one message's fields live: its attributes and, with JSON_API_V1, the resource."""
-
-    attributes: dict[object, object]
-    attributes_path: str
-    resource: dict[object, object] | None
-    data_path: str
-
-    def agreed(self, attribute: str, member: str, what: str, read: _Reader) -> str:
-        """A required value given by an attribute and/or a resource member, which must agree."""
-        found: list[tuple[str, str]] = []
-        for parent, path, name in (
-            (self.attributes, self.attributes_path, attribute),
-            (self.resource, self.data_path, member),
-        ):
-            if parent is not None and parent.get(name) not in (None, ""):
-                field = member_path(path, name)
-                found.append((read(parent[name], field), field))
-        if not found:
-            also = "" if self.resource is None else f" and so is {self.data_path}.{member}"
-            raise RecordRejected(
-                RejectReason.MISSING_FIELD,
-                f"{self.attributes_path}.{attribute} is missing{also}: expected {what}",
-            )
-        (value, field), *others = found
-        for other, other_field in others:
-            if other != value:
-                raise RecordRejected(
-                    RejectReason.INVALID_FIELD,
-                    f"{field} {show(value)} and {other_field} {show(other)} disagree: both "
-                    "describe the object of one notification",
-                )
-        return value
-
-    def resource_string(self, name: str) -> str | None:
-        resource = self.resource
-        return None if resource is None else optional_string(resource, name, self.data_path)
-
-    def resource_int(self, name: str) -> int | None:
-        if self.resource is None or self.resource.get(name) in (None, ""):
-            return None
-        return _int64(self.resource[name], member_path(self.data_path, name))
-
-
-_Reader = Callable[[object, str], str]
+def _received(entry: object, index: int, origin: str) -> ObjectEvent | Ignored:
+    path = index_path("receivedMessages", index)
+    if isinstance(entry, dict):  # {"ackId": ..., "message": {...}}
+        entry, path = entry.get("message"), f"{path}.message"
+    return _parse_message(entry, path, origin, index)
 
 
 def _parse_message(
@@ -301,19 +254,16 @@ def _parse_message(
     event_type = _event_type(attributes, attributes_path)
     data_path = member_path(path, "data")
     resource = None
-    if _payload_format(message, attributes, attributes_path) == _JSON_API_V1:
-        resource = _object_resource(message, data_path)
-    notification = _Notification(attributes, attributes_path, resource, data_path)
+    if payload_format(message, attributes, attributes_path) == JSON_API_V1:
+        resource = object_resource(message, data_path)
+    notification = GcsNotification(attributes, attributes_path, resource, data_path)
 
-    bucket = notification.agreed("bucketId", "bucket", "the bucket's name", _bucket_name)
-    name = notification.agreed("objectId", "name", "the object's name (verbatim)", _text)
+    bucket = notification.agreed("bucketId", "bucket", "the bucket's name", bucket_name)
+    name = notification.agreed("objectId", "name", "the object's name (verbatim)", text)
     generation = notification.agreed(
-        "objectGeneration", "generation", "the object's generation", _generation
+        "objectGeneration", "generation", "the object's generation", generation_number
     )
-    try:
-        identity = object_identity(GCS_SCHEME, bucket, name)
-    except ValueError as error:  # excluded by the checks above; kept as a guard
-        raise RecordRejected(RejectReason.INVALID_FIELD, f"{path or 'message'}: {error}") from None
+    identity = checked_identity(GCS_SCHEME, bucket, name, path or "message")
 
     overwritten_by = optional_string(attributes, "overwrittenByGeneration", attributes_path)
     if overwritten_by is not None and event_type in (ARCHIVE, DELETE):
@@ -383,127 +333,10 @@ def _gcs_attributes(message: dict[object, object], path: str) -> dict[object, ob
 
 
 def _event_type(attributes: dict[object, object], path: str) -> str:
-    value = attributes.get("eventType")
-    if isinstance(value, str) and value in GCS_EVENT_TYPES:
-        return value
-    if value is None:
-        detail = "is missing"
-    elif not isinstance(value, str):
-        detail = f"must be a string, got {show(value)}"
-    else:
-        detail = f"{show(value)} is not supported"
-    raise RecordRejected(
-        RejectReason.UNSUPPORTED_EVENT_TYPE,
-        f"{path}.eventType {detail}: seqgate maps these GCS event types: {_TYPES_SUMMARY} "
-        "(docs/kinds.md)",
+    return supported_name(
+        attributes,
+        "eventType",
+        path,
+        GCS_EVENT_TYPES,
+        f"seqgate maps these GCS event types: {_TYPES_SUMMARY} (docs/kinds.md)",
     )
-
-
-def _payload_format(
-    message: dict[object, object], attributes: dict[object, object], path: str
-) -> str:
-    value = attributes.get("payloadFormat")
-    if value is None or value == "":
-        return _PAYLOAD_NONE if message.get("data") in (None, "") else _JSON_API_V1
-    if value in (_JSON_API_V1, _PAYLOAD_NONE):
-        return str(value)
-    raise RecordRejected(
-        RejectReason.UNSUPPORTED_SCHEMA_VERSION,
-        f"{path}.payloadFormat {show(value)} is not supported: expected "
-        f"{_JSON_API_V1!r} (the object resource in 'data') or {_PAYLOAD_NONE!r} (attributes only)",
-    )
-
-
-def _object_resource(message: dict[object, object], path: str) -> dict[object, object]:
-    raw = message.get("data")
-    if raw is None or raw == "":
-        raise RecordRejected(
-            RejectReason.MISSING_FIELD,
-            f"{path} is missing: payloadFormat {_JSON_API_V1} carries the object resource "
-            "as base64-encoded JSON",
-        )
-    if not isinstance(raw, str):
-        raise RecordRejected(
-            RejectReason.INVALID_FIELD, f"{path} must be a base64 string, got {show(raw)}"
-        )
-    try:
-        data = _decode_base64(raw)
-    except ValueError as error:
-        raise RecordRejected(
-            RejectReason.INVALID_FIELD, f"{path} {show(raw)} is not valid base64: {error}"
-        ) from None
-    if nesting_exceeds(data):
-        raise RecordRejected(RejectReason.NESTING_TOO_DEEP, too_deep_message(f"{path} (decoded)"))
-    try:
-        resource: object = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as error:
-        raise RecordRejected(
-            RejectReason.MALFORMED_JSON,
-            f"{path} does not decode to JSON text (expected the object resource): {error}",
-        ) from None
-    if not isinstance(resource, dict):
-        raise RecordRejected(
-            RejectReason.NOT_A_NOTIFICATION,
-            f"{path} decodes to {show(resource)}: expected the object resource, a JSON object",
-        )
-    kind = resource.get("kind")
-    if kind is not None and kind != _OBJECT_RESOURCE_KIND:
-        raise RecordRejected(
-            RejectReason.NOT_A_NOTIFICATION,
-            f"{path}.kind is {show(kind)}: expected {_OBJECT_RESOURCE_KIND!r}",
-        )
-    return resource
-
-
-def _decode_base64(text: str) -> bytes:
-    # Pub/Sub's JSON form writes bytes in standard base64; the proto3 JSON
-    # mapping also allows the URL-safe alphabet and dropped padding.
-    standard = text.replace("-", "+").replace("_", "/")
-    try:
-        return base64.b64decode(standard + "=" * (-len(standard) % 4), validate=True)
-    except binascii.Error as error:
-        raise ValueError(str(error)) from None
-
-
-def _text(value: object, field: str) -> str:
-    if not isinstance(value, str):
-        raise RecordRejected(
-            RejectReason.INVALID_FIELD, f"{field} must be a non-empty string, got {show(value)}"
-        )
-    check_text(value, field)
-    return value
-
-
-def _bucket_name(value: object, field: str) -> str:
-    name = _text(value, field)
-    if "/" in name:
-        raise RecordRejected(
-            RejectReason.INVALID_FIELD, f"{field} {show(name)} contains '/': bucket names never do"
-        )
-    return name
-
-
-def _int64(value: object, field: str) -> int:
-    """A non-negative int64 in decimal: a string of digits (a JSON number is tolerated)."""
-    number = -1
-    if isinstance(value, str) and _DECIMAL.fullmatch(value) and len(value.lstrip("0")) <= 19:
-        number = int(value.lstrip("0") or "0")
-    elif isinstance(value, int) and not isinstance(value, bool):
-        number = value
-    if not 0 <= number <= _INT64_MAX:
-        raise RecordRejected(
-            RejectReason.INVALID_FIELD,
-            f"{field} must be a decimal integer from 0 to 2**63-1, got {show(value)}",
-        )
-    return number
-
-
-def _generation(value: object, field: str) -> str:
-    generation = _int64(value, field)
-    if generation == 0:
-        raise RecordRejected(RejectReason.INVALID_FIELD, f"{field} is 0: generations are positive")
-    return str(generation)
-
-
-def _whole_message_rejection(message: str) -> ParseResult:
-    return ParseResult.rejected(RejectReason.NOT_A_NOTIFICATION, message)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Container
 from itertools import accumulate
 from typing import Final, TypeVar
 
@@ -47,6 +48,7 @@ __all__ = [
     "required_string",
     "sequencer_member",
     "show",
+    "supported_name",
     "too_deep_message",
 ]
 
@@ -268,6 +270,42 @@ def check_constant(
         return
     detail = "is missing" if found is None else f"is {show(found)}"
     raise RecordRejected(reason, f"{member_path(path, name)} {detail}: {expected}")
+
+
+def _no_hint(name: str) -> str:
+    return ""
+
+
+def supported_name(
+    parent: dict[object, object],
+    name: str,
+    path: str,
+    supported: Container[str],
+    expected: str,
+    *,
+    hint: Callable[[str], str] = _no_hint,
+    null_is_missing: bool = True,
+) -> str:
+    """The member ``parent[name]`` that names what happened (an event type, a trigger),
+    when it is one of ``supported``; else ``unsupported_event_type``.
+
+    The message is ``<field> is missing: <expected>``, ``<field> must be a
+    string, got <shown value>: <expected>`` or ``<field> <shown value> is not
+    supported<hint(value)>: <expected>``. ``null_is_missing`` False reads a
+    ``null`` as a value of another type.
+    """
+    value = parent.get(name)
+    if isinstance(value, str) and value in supported:
+        return value
+    if value is None and null_is_missing:
+        detail = "is missing"
+    elif not isinstance(value, str):
+        detail = f"must be a string, got {show(value)}"
+    else:
+        detail = f"{show(value)} is not supported{hint(value)}"
+    raise RecordRejected(
+        RejectReason.UNSUPPORTED_EVENT_TYPE, f"{member_path(path, name)} {detail}: {expected}"
+    )
 
 
 def required_string(parent: dict[object, object], name: str, path: str, what: str) -> str:

@@ -10,11 +10,11 @@ parts with `concat`, which numbers the records of the whole input.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from seqgate.schemas.reasons import Rejection, RejectReason
+from seqgate.schemas.reasons import RecordRejected, Rejection, RejectReason
 from seqgate.schemas.records import ObjectEvent
 
 
@@ -77,6 +77,58 @@ def concat(parts: Iterable[ParseResult]) -> ParseResult:
                 item = dataclasses.replace(item, record_index=len(items))
             items.append(item)
     return ParseResult(tuple(items))
+
+
+def in_document(path: str, result: ParseResult) -> ParseResult:
+    """``result`` with its rejections prefixed by ``path``: for a parser that does not
+    know where its document sits in the received message (the native S3 parser)."""
+    if not path:
+        return result
+    items: list[ParsedItem] = [
+        dataclasses.replace(item, message=f"{path}: {item.message}")
+        if isinstance(item, Rejection)
+        else item
+        for item in result.items
+    ]
+    return ParseResult(tuple(items))
+
+
+def whole_message_rejection(message: str) -> ParseResult:
+    """The result for a body that is not a notification at all (``record_index`` None)."""
+    return ParseResult.rejected(RejectReason.NOT_A_NOTIFICATION, message)
+
+
+def parse_each(
+    records: list[object],
+    parse_one: Callable[[object, int], ObjectEvent | Ignored | Sequence[ObjectEvent]],
+) -> ParseResult:
+    """Run ``parse_one(record, index)`` over ``records``; a rejection names its index.
+
+    ``parse_one`` returns an event, an ignored item, or several events for one
+    record (a rename reported as removal and creation), and raises
+    :class:`RecordRejected` for an invalid record.
+    """
+    items: list[ParsedItem] = []
+    for index, record in enumerate(records):
+        try:
+            parsed = parse_one(record, index)
+        except RecordRejected as rejected:
+            items.append(Rejection(rejected.reason, rejected.message, index))
+            continue
+        if isinstance(parsed, ObjectEvent | Ignored):
+            items.append(parsed)
+        else:
+            items.extend(parsed)
+    return ParseResult(tuple(items))
+
+
+def result_or_rejection(parse: Callable[[], ParseResult]) -> ParseResult:
+    """What ``parse`` returns; when it raises :class:`RecordRejected`, that rejection
+    as the result of the whole message (``record_index`` None)."""
+    try:
+        return parse()
+    except RecordRejected as rejected:
+        return ParseResult.rejected(rejected.reason, rejected.message)
 
 
 def describe(item: ParsedItem, origin: str) -> dict[str, Any]:

@@ -48,7 +48,7 @@ every upload) is Supabase's per-write marker, so the id is ``"supabase-"`` +
 SHA-256 over kind, identity and ``<row id>:<version>``, the construction of
 :func:`seqgate.schemas.identity.sequencer_event_id`. A row without a version falls
 back to its ``updated_at`` and ETag, then to a hash of the row
-(:func:`seqgate.connectors.parsers.s3.native.fallback_event_id`). ``version_id`` is the row's
+(:func:`seqgate.connectors.parsers.s3.event_ids.fallback_event_id`). ``version_id`` is the row's
 ``version``, ``size`` ``metadata.size`` (else ``contentLength``), ``etag``
 ``metadata.eTag``, ``event_time`` ``updated_at`` (else ``created_at``).
 
@@ -64,7 +64,8 @@ without ``/`` (``invalid_field``) and ``name`` valid text
 non-negative integer (``invalid_field``).
 
 Authentication: the webhook sends a shared secret in a header chosen when it
-is created; :func:`verify_supabase_secret` checks it.
+is created; :func:`seqgate.connectors.auth.supabase.verify_supabase_secret`
+checks it.
 """
 
 from __future__ import annotations
@@ -72,7 +73,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from seqgate.connectors.auth.shared import MISSING, WRONG, WebhookAuthError, same_secret
 from seqgate.connectors.parsers.json_fields import (
     check_text,
     member_path,
@@ -82,9 +82,9 @@ from seqgate.connectors.parsers.json_fields import (
     required_string,
     show,
 )
-from seqgate.connectors.parsers.results import Ignored, ParsedItem, ParseResult
+from seqgate.connectors.parsers.results import Ignored, ParsedItem, ParseResult, result_or_rejection
+from seqgate.connectors.parsers.s3.event_ids import fallback_event_id
 from seqgate.connectors.parsers.s3.event_names import CREATED, METADATA_CHANGED, REMOVED
-from seqgate.connectors.parsers.s3.native import fallback_event_id
 from seqgate.schemas.identity import object_identity, sequencer_event_id
 from seqgate.schemas.reasons import RecordRejected, RejectReason
 from seqgate.schemas.records import ObjectEvent
@@ -96,7 +96,6 @@ __all__ = [
     "looks_like_supabase",
     "parse_supabase",
     "supabase_event_id",
-    "verify_supabase_secret",
 ]
 
 SUPABASE_SOURCE: Final = "supabase"
@@ -148,26 +147,6 @@ def looks_like_supabase(document: object) -> bool:
         and {"type", "table", "schema"} <= document.keys()
         and ("record" in document or "old_record" in document)
     )
-
-
-def verify_supabase_secret(header_value: str | None, expected: str) -> None:
-    """Check the shared-secret header of a Supabase database webhook.
-
-    Raises :class:`~seqgate.connectors.auth.shared.WebhookAuthError`: 401 when the
-    header is absent or empty, 403 when it differs from ``expected``
-    (compared in constant time). Raises ValueError when ``expected`` is empty
-    (a route without a configured secret must not call this).
-    """
-    if not expected:
-        raise ValueError("no shared secret is configured for the Supabase webhook route")
-    if not header_value:
-        raise WebhookAuthError(
-            MISSING,
-            "the Supabase webhook request carries no shared-secret header: add it to the "
-            "webhook's HTTP headers",
-        )
-    if not same_secret(header_value, expected):
-        raise WebhookAuthError(WRONG, "the Supabase webhook request's shared secret is wrong")
 
 
 def supabase_event_id(kind: str, identity: str, row_id: str, version: str) -> str:
@@ -334,7 +313,4 @@ def parse_supabase(document: object, origin: str) -> ParseResult:
     A rejection is of the whole document (``record_index`` None). ``origin``
     is copied into each event. Never raises.
     """
-    try:
-        return ParseResult(_parse(document, origin))
-    except RecordRejected as rejected:
-        return ParseResult.rejected(rejected.reason, rejected.message)
+    return result_or_rejection(lambda: ParseResult(_parse(document, origin)))

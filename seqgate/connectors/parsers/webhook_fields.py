@@ -2,35 +2,28 @@
 
 Reading a header whatever its case, turning a provider's millisecond clock
 into the ISO text of ``event_time``, deriving a stable event id when the
-provider sends none, running a parser over the records of a multi-record body
-with one bad record never hiding the good ones, and the number and id members
-that :mod:`seqgate.connectors.parsers.json_fields` does not cover. Pure functions only.
+provider sends none, and the number and id members that
+:mod:`seqgate.connectors.parsers.json_fields` does not cover. Pure functions only.
 """
 
 from __future__ import annotations
 
 import hashlib
-import hmac
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Final
 
 from seqgate.connectors.parsers.json_fields import check_text, member_path, required_string, show
-from seqgate.connectors.parsers.results import Ignored, ParsedItem, ParseResult
-from seqgate.schemas.reasons import RecordRejected, Rejection, RejectReason
-from seqgate.schemas.records import ObjectEvent
+from seqgate.schemas.reasons import RecordRejected, RejectReason
 
 __all__ = [
     "derived_event_id",
     "header_value",
-    "hmac_digest",
     "millis_to_iso",
     "optional_count",
-    "parse_each",
     "required_count",
     "required_id",
-    "whole_message_rejection",
 ]
 
 _MAX_MILLIS: Final = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
@@ -50,11 +43,6 @@ def header_value(headers: Mapping[str, str], name: str) -> str | None:
         if key.lower() == wanted:
             return found
     return None
-
-
-def hmac_digest(key: str, message: bytes, algorithm: str) -> bytes:
-    """HMAC of ``message`` with the UTF-8 bytes of ``key`` under ``algorithm`` ("sha1", ...)."""
-    return hmac.new(key.encode("utf-8"), message, algorithm).digest()
 
 
 def millis_to_iso(millis: int) -> str:
@@ -128,32 +116,3 @@ def required_id(parent: dict[object, object], name: str, path: str, what: str) -
             RejectReason.INVALID_FIELD, f"{field} {show(value)} contains '/': expected {what}"
         )
     return value
-
-
-def whole_message_rejection(message: str) -> ParseResult:
-    """The result for a body that is not a notification at all (``record_index`` None)."""
-    return ParseResult.rejected(RejectReason.NOT_A_NOTIFICATION, message)
-
-
-def parse_each(
-    records: list[object],
-    parse_one: Callable[[object, int], ObjectEvent | Ignored | Sequence[ObjectEvent]],
-) -> ParseResult:
-    """Run ``parse_one(record, index)`` over ``records``; a rejection names its index.
-
-    ``parse_one`` returns an event, an ignored item, or several events for one
-    record (a rename reported as removal and creation), and raises
-    :class:`RecordRejected` for an invalid record.
-    """
-    items: list[ParsedItem] = []
-    for index, record in enumerate(records):
-        try:
-            parsed = parse_one(record, index)
-        except RecordRejected as rejected:
-            items.append(Rejection(rejected.reason, rejected.message, index))
-            continue
-        if isinstance(parsed, ObjectEvent | Ignored):
-            items.append(parsed)
-        else:
-            items.extend(parsed)
-    return ParseResult(tuple(items))

@@ -27,12 +27,13 @@ route              sender                                  authentication
                                                            and the body
 =================  ======================================  ==================================
 
-The provider routes (``/gcs`` ... ``/appwrite``) live in
-:mod:`seqgate.connectors.sources.webhook_routes`, which details their headers, options and
-handshakes; each decodes strictly and runs its own provider's parser
-(:func:`seqgate.connectors.parsers.normalize.normalize_with`). A route whose secret (or, for
-``/sns``, topic list) is not configured is not served at all (404). Secrets
-are compared with :func:`hmac.compare_digest`.
+``/sns`` lives in :mod:`seqgate.connectors.sources.sns_route`; the provider routes
+(``/gcs`` ... ``/appwrite``) in :mod:`seqgate.connectors.sources.webhook_routes`, which
+details their headers, options and handshakes; each decodes strictly and runs its own
+provider's parser (:func:`seqgate.connectors.parsers.normalize.normalize_with`). A route
+whose secret (or, for ``/sns``, topic list) is not configured is not served at all (404).
+Every check lives in :mod:`seqgate.connectors.auth`; secrets are compared in constant
+time (:func:`seqgate.connectors.auth.shared.same_secret`).
 
 Exposure: ``/s3`` without ``s3_token`` is the one route served without any
 authentication (:meth:`HttpSettings.unauthenticated_routes`). ``seqgate bridge
@@ -65,35 +66,28 @@ the server runs, 503 once it is stopping) and ``GET /readyz`` (200 when the
 producer gets an answer from Kafka, else 503). They hold counts, never payloads
 nor secrets; where the webhook port is exposed publicly, block them at the proxy.
 
-Publishing: one :class:`EventPublisher` is shared. It is driven from a single
-worker thread, so the event loop never blocks. Requests that arrive while a
-flush is running are queued and submitted together, then one flush serves them
-all (group commit). Each request is answered from the delivery reports of its
-own records (:class:`seqgate.connectors.publish.publisher.Delivery`): 200 only when every
-one of its events and dead letters was acknowledged, 503 when any was not - a
-partial failure answers 503 too, and the part Kafka did take is delivered again
-by the sender's retry (deduplicated downstream by event id). A request whose
-records were all acknowledged is never answered 503 because of another one. A
-request whose records cannot be queued (a record above the producer's
-``message.max.bytes``, a queue full past the delivery timeout) fails alone
-(503, one log line); an event that cannot be encoded is dead-lettered instead
-(``invalid_field``, with the encoder's message) and the request answered 200.
-The counters (summary, ``/metrics``) count what was written: the records of the
-requests answered 200.
+Publishing: one :class:`EventPublisher` is shared, with group commit
+(:class:`seqgate.connectors.sources.group_publisher.GroupPublisher`). Each request is
+answered from the delivery reports of its own records
+(:class:`seqgate.connectors.publish.publisher.Delivery`): 200 only when every one of its
+events and dead letters was acknowledged, 503 when any was not - a partial failure
+answers 503 too, and the part Kafka did take is delivered again by the sender's retry
+(deduplicated downstream by event id). A request whose records were all acknowledged is
+never answered 503 because of another one. A request whose records cannot be queued (a
+record above the producer's ``message.max.bytes``, a queue full past the delivery
+timeout) fails alone (503, one log line); an event that cannot be encoded is
+dead-lettered instead (``invalid_field``, with the encoder's message) and the request
+answered 200. The counters (summary, ``/metrics``) count what was written: the records
+of the requests answered 200.
 """
 
 from __future__ import annotations
 
 import asyncio
-import ipaddress
-import json
 import logging
-import socket
 import time
-import urllib.request
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -101,83 +95,22 @@ from aiohttp import web
 from aiohttp.typedefs import Middleware
 from prometheus_client import Counter as PromCounter
 
-from seqgate.connectors.auth.shared import WebhookAuthError, readable_credentials, same_secret
-from seqgate.connectors.auth.sns_signature import (
-    SUBSCRIPTION_CONFIRMATION,
-    UNSUBSCRIBE_CONFIRMATION,
-    SnsVerificationError,
-    SnsVerifier,
-)
-from seqgate.connectors.parsers.json_fields import nesting_exceeds
+from seqgate.connectors.auth.bearer_token import verify_bearer_token
+from seqgate.connectors.auth.eventbridge import verify_header_secret
+from seqgate.connectors.auth.shared import WebhookAuthError
 from seqgate.connectors.parsers.normalize import normalize
 from seqgate.connectors.parsers.results import ParseResult
 from seqgate.connectors.parsers.s3.native import DEFAULT_S3_PARSE_OPTIONS, S3ParseOptions
 from seqgate.connectors.publish.filters import BridgeTally, EventFilter
-from seqgate.connectors.publish.publisher import Delivery, EventPublisher, PublishError
+from seqgate.connectors.publish.publisher import EventPublisher, PublishError
+from seqgate.connectors.sources.group_publisher import GroupPublisher
 from seqgate.connectors.sources.http_connections import ConnectionGuard
-from seqgate.connectors.sources.webhook_routes import WebhookRoutes, WebhookSettings, route_origin
+from seqgate.connectors.sources.http_settings import HttpSettings
+from seqgate.connectors.sources.sns_route import SnsRoute, confirm_by_get
+from seqgate.connectors.sources.webhook_routes import WebhookRoutes, route_origin
 from seqgate.streams.runtime.metrics import BridgeMetrics
 
 log = logging.getLogger(__name__)
-
-DEFAULT_MAX_BODY_BYTES: Final = 1024 * 1024
-DEFAULT_HEADER_TIMEOUT_S: Final = 10.0
-DEFAULT_BODY_TIMEOUT_S: Final = 30.0
-DEFAULT_MAX_CONNECTIONS: Final = 1000
-ROUTES: Final = ("s3", "sns", "eventbridge", "minio")
-
-
-@dataclass(frozen=True)
-class HttpSettings:
-    """What the server serves, and the secrets of each route."""
-
-    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
-    header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S  # request head, from accept or last reply
-    body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S  # the whole body, from the end of the head
-    max_connections: int = DEFAULT_MAX_CONNECTIONS  # more are answered 503 and closed
-    s3_token: str | None = None
-    s3_enabled: bool = True
-    minio_token: str | None = None
-    eventbridge_header: tuple[str, str] | None = None  # (name, value)
-    sns: SnsVerifier | None = None
-    confirm_subscription: Callable[[str], None] | None = None  # GET SubscribeURL
-    webhooks: WebhookSettings = field(default_factory=WebhookSettings)  # /gcs ... /appwrite
-    clock: Callable[[], float] = time.time  # signed timestamps (Box, Cloudinary)
-
-    def enabled_routes(self) -> list[str]:
-        enabled = {
-            "s3": self.s3_enabled,
-            "sns": self.sns is not None,
-            "eventbridge": self.eventbridge_header is not None,
-            "minio": self.minio_token is not None,
-        }
-        own = [route for route in ROUTES if enabled[route]]
-        return [*own, *self.webhooks.enabled_routes()]
-
-    def unauthenticated_routes(self) -> list[str]:
-        """The routes served without any authentication (``/s3`` without a token)."""
-        return ["s3"] if self.s3_enabled and self.s3_token is None else []
-
-
-def is_loopback(host: str) -> bool:
-    """Whether every address ``host`` names is a loopback one (only local senders reach it)."""
-    if not host:
-        return False  # every interface
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        pass
-    try:
-        found = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
-    except OSError:
-        return False
-    return bool(found) and all(ipaddress.ip_address(entry[4][0]).is_loopback for entry in found)
-
-
-def confirm_by_get(url: str, timeout_s: float = 10.0) -> None:
-    """Confirm an SNS subscription: GET its SubscribeURL (already host-checked)."""
-    with urllib.request.urlopen(url, timeout=timeout_s) as response:
-        response.read(64 * 1024)
 
 
 @dataclass
@@ -200,93 +133,6 @@ class HttpStats:
             "connections_refused",
         )
         return {name: self.counts[name] for name in names}
-
-
-class _Pending:
-    __slots__ = ("future", "origin", "raw", "result")
-
-    def __init__(
-        self,
-        result: ParseResult,
-        raw: bytes,
-        origin: str,
-        future: asyncio.Future[ParseResult],
-    ) -> None:
-        self.result = result
-        self.raw = raw
-        self.origin = origin
-        self.future = future
-
-
-class GroupPublisher:
-    """Submit and flush from one thread; concurrent requests share a flush, and each
-    is answered from the delivery reports of its own records."""
-
-    def __init__(self, publisher: EventPublisher) -> None:
-        self.publisher = publisher
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="seqgate-publish")
-        self._pending: list[_Pending] = []
-        self._drainer: asyncio.Task[None] | None = None
-
-    async def publish(self, result: ParseResult, raw: bytes, origin: str) -> ParseResult:
-        """What was written (an event that could not be encoded is a dead letter there),
-        once Kafka acknowledged every record of it; raise PublishError otherwise."""
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[ParseResult] = loop.create_future()
-        self._pending.append(_Pending(result, raw, origin, future))
-        if self._drainer is None or self._drainer.done():
-            self._drainer = asyncio.create_task(self._drain())
-        # Shielded: a client that hangs up does not cancel the group's flush.
-        return await asyncio.shield(future)
-
-    async def _drain(self) -> None:
-        loop = asyncio.get_running_loop()
-        while self._pending:
-            group, self._pending = self._pending, []
-            try:
-                deliveries = await loop.run_in_executor(
-                    self._executor, self._submit_and_settle, group
-                )
-            except Exception as error:  # never leave a request waiting
-                log.exception("publishing failed unexpectedly")
-                deliveries = [_failed(pending, str(error)) for pending in group]
-            for pending, delivery in zip(group, deliveries, strict=True):
-                _answer(pending.future, delivery)
-
-    def _submit_and_settle(self, group: list[_Pending]) -> list[Delivery]:
-        deliveries = [self._submit(pending) for pending in group]
-        self.publisher.settle()  # one flush serves the whole group
-        return deliveries
-
-    def _submit(self, pending: _Pending) -> Delivery:
-        try:
-            return self.publisher.submit(pending.result, pending.raw, pending.origin)
-        except Exception as error:  # a bug in one request's records fails it alone
-            log.exception("submitting a request's records failed unexpectedly")
-            return _failed(pending, str(error))
-
-    async def close(self) -> None:
-        """Wait for the requests in hand, then flush and close the producer."""
-        if self._drainer is not None:
-            await self._drainer
-        loop = asyncio.get_running_loop()
-        try:
-            await loop.run_in_executor(self._executor, self.publisher.close)
-        finally:
-            self._executor.shutdown(wait=True)
-
-
-def _failed(pending: _Pending, why: str) -> Delivery:
-    return Delivery(pending.result, local_error=why)
-
-
-def _answer(future: asyncio.Future[ParseResult], delivery: Delivery) -> None:
-    if future.done():
-        return
-    if delivery.complete:
-        future.set_result(delivery.result)
-    else:
-        future.set_exception(PublishError(delivery.problem()))
 
 
 class HttpBridge:
@@ -324,12 +170,10 @@ class HttpBridge:
         app = web.Application(
             client_max_size=self.settings.max_body_bytes, middlewares=list(middlewares)
         )
-        handlers = {
-            "s3": self._s3,
-            "sns": self._sns,
-            "eventbridge": self._eventbridge,
-            "minio": self._minio,
-        }
+        handlers = {"s3": self._s3, "eventbridge": self._eventbridge, "minio": self._minio}
+        if self.settings.sns is not None:
+            confirm = self.settings.confirm_subscription or confirm_by_get
+            handlers["sns"] = SnsRoute(self.settings.sns, confirm, self, self._s3_options).handle
         for route in self.settings.enabled_routes():
             if route in handlers:
                 app.router.add_post(f"/{route}", handlers[route])
@@ -364,74 +208,29 @@ class HttpBridge:
 
     async def _s3(self, request: web.Request) -> web.StreamResponse:
         token = self.settings.s3_token
-        if token is not None and (refused := self._check_bearer(request, "s3", token)):
+        if token is not None and (
+            refused := self._authenticate("s3", lambda: verify_bearer_token(request.headers, token))
+        ):
             return refused
         return await self._forward(request, "s3")
 
     async def _minio(self, request: web.Request) -> web.StreamResponse:
         token = self.settings.minio_token
         assert token is not None
-        if refused := self._check_bearer(request, "minio", token):
+        if refused := self._authenticate(
+            "minio", lambda: verify_bearer_token(request.headers, token)
+        ):
             return refused
         return await self._forward(request, "minio")
 
     async def _eventbridge(self, request: web.Request) -> web.StreamResponse:
         assert self.settings.eventbridge_header is not None
         name, expected = self.settings.eventbridge_header
-        if refused := self._unreadable(request, "eventbridge", name):
+        if refused := self._authenticate(
+            "eventbridge", lambda: verify_header_secret(request.headers, name, expected)
+        ):
             return refused
-        given = request.headers.get(name)
-        if given is None:
-            return self.refuse("eventbridge", 401, f"header {name} missing")
-        if not same_secret(given, expected):
-            return self.refuse("eventbridge", 403, f"header {name} does not match")
         return await self._forward(request, "eventbridge")
-
-    async def _sns(self, request: web.Request) -> web.StreamResponse:
-        verifier = self.settings.sns
-        assert verifier is not None
-        raw = await self.read_body(request)
-        if isinstance(raw, web.Response):
-            return raw
-        if nesting_exceeds(raw):  # bounded before it is decoded, as every JSON text is
-            return self.refuse("sns", 403, "the body is not an SNS message (nested too deeply)")
-        try:
-            document = json.loads(raw)
-        except ValueError:
-            return self.refuse("sns", 403, "the body is not an SNS message (not JSON)")
-        if not isinstance(document, dict):
-            return self.refuse("sns", 403, "the body is not an SNS message (not an object)")
-        loop = asyncio.get_running_loop()
-        try:
-            # The certificate may be fetched over the network: not on the loop.
-            kind = await loop.run_in_executor(None, verifier.verify, document)
-        except SnsVerificationError as error:
-            return self.refuse("sns", 403, str(error))
-        if kind == SUBSCRIPTION_CONFIRMATION:
-            return await self._confirm(document)
-        if kind == UNSUBSCRIBE_CONFIRMATION:
-            log.warning(
-                "SNS unsubscribed this endpoint", extra={"topic_arn": document.get("TopicArn")}
-            )
-            return _json(200, {"status": "unsubscribe_noted"})
-        return await self.deliver(raw, "sns", normalize(raw, route_origin("sns"), self._s3_options))
-
-    async def _confirm(self, document: dict[str, object]) -> web.Response:
-        url = str(document["SubscribeURL"])
-        confirm = self.settings.confirm_subscription or confirm_by_get
-        loop = asyncio.get_running_loop()
-        try:
-            await loop.run_in_executor(None, confirm, url)
-        except Exception as error:
-            self.stats.counts["confirm_failures"] += 1
-            log.warning(
-                "SNS subscription confirmation failed; SNS will retry",
-                extra={"topic_arn": document.get("TopicArn"), "error": str(error)},
-            )
-            return _json(503, {"status": "confirmation_failed"})
-        self.stats.counts["subscriptions_confirmed"] += 1
-        log.warning("SNS subscription confirmed", extra={"topic_arn": document.get("TopicArn")})
-        return _json(200, {"status": "subscription_confirmed"})
 
     # ---- steps
 
@@ -495,23 +294,10 @@ class HttpBridge:
             },
         )
 
-    def _check_bearer(self, request: web.Request, route: str, token: str) -> web.Response | None:
-        if refused := self._unreadable(request, route, "Authorization"):
-            return refused
-        header = request.headers.get("Authorization")
-        if header is None:
-            return self.refuse(route, 401, "Authorization header missing")
-        scheme, _, given = header.partition(" ")
-        if scheme.lower() != "bearer":
-            return self.refuse(route, 401, "Authorization is not a Bearer token")
-        if not same_secret(given.strip(), token):
-            return self.refuse(route, 403, "Bearer token does not match")
-        return None
-
-    def _unreadable(self, request: web.Request, route: str, header: str) -> web.Response | None:
-        """The 403 answer when the credential header is not UTF-8 text, else None."""
+    def _authenticate(self, route: str, check: Callable[[], None]) -> web.Response | None:
+        """The 401/403 answer when ``check`` refuses the request's credential, else None."""
         try:
-            readable_credentials(request.headers, (header,))
+            check()
         except WebhookAuthError as error:
             return self.refuse(route, error.status, error.message)
         return None

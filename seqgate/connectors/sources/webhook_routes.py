@@ -61,31 +61,36 @@ from typing import Final, Protocol
 
 from aiohttp import web
 
+from seqgate.connectors.auth.appwrite import APPWRITE_SIGNATURE_HEADER, verify_appwrite_signature
+from seqgate.connectors.auth.azure import verify_azure_secret
+from seqgate.connectors.auth.b2 import B2_SIGNATURE_HEADER, verify_b2_signature
+from seqgate.connectors.auth.bearer_token import AUTHORIZATION
+from seqgate.connectors.auth.box import BOX_SIGNATURE_HEADERS, verify_box_signature
+from seqgate.connectors.auth.cloudinary import (
+    CLOUDINARY_ALGORITHMS,
+    CLOUDINARY_SIGNATURE_HEADER,
+    CLOUDINARY_TIMESTAMP_HEADER,
+    verify_cloudinary_signature,
+)
 from seqgate.connectors.auth.gcs_oidc import GcsPushVerifier
 from seqgate.connectors.auth.shared import WebhookAuthError, readable_credentials
-from seqgate.connectors.parsers.appwrite import (
-    APPWRITE_EVENTS_HEADER,
-    APPWRITE_SIGNATURE_HEADER,
-    parse_appwrite,
-    verify_appwrite_signature,
-)
+from seqgate.connectors.auth.supabase import verify_supabase_secret
+from seqgate.connectors.parsers.appwrite import APPWRITE_EVENTS_HEADER, parse_appwrite
 from seqgate.connectors.parsers.azure import (
     cloudevents_handshake_headers,
     parse_azure,
     validation_response,
-    verify_azure_secret,
 )
-from seqgate.connectors.parsers.b2 import B2_SIGNATURE_HEADER, parse_b2, verify_b2_signature
-from seqgate.connectors.parsers.box import parse_box, verify_box_signature
-from seqgate.connectors.parsers.cloudinary import parse_cloudinary, verify_cloudinary_signature
+from seqgate.connectors.parsers.b2 import parse_b2
+from seqgate.connectors.parsers.box import parse_box
+from seqgate.connectors.parsers.cloudinary import parse_cloudinary
 from seqgate.connectors.parsers.gcs import parse_gcs
 from seqgate.connectors.parsers.normalize import normalize_with
 from seqgate.connectors.parsers.results import ParseResult
-from seqgate.connectors.parsers.supabase import parse_supabase, verify_supabase_secret
+from seqgate.connectors.parsers.supabase import parse_supabase
 
 __all__ = [
     "AZURE_SECRET_QUERY",
-    "CLOUDINARY_ALGORITHMS",
     "SECRET_HEADER",
     "WEBHOOK_ROUTES",
     "AppwriteSettings",
@@ -101,17 +106,6 @@ WEBHOOK_ROUTES: Final = ("gcs", "azure", "supabase", "b2", "box", "cloudinary", 
 SECRET_HEADER: Final = "X-Seqgate-Secret"
 AZURE_SECRET_QUERY: Final = "code"
 CLOUDEVENTS_ORIGIN_HEADER: Final = "WebHook-Request-Origin"
-CLOUDINARY_ALGORITHMS: Final = ("sha1", "sha256")
-_CLD_TIMESTAMP: Final = "X-Cld-Timestamp"
-_CLD_SIGNATURE: Final = "X-Cld-Signature"
-_AUTHORIZATION: Final = "Authorization"
-_BOX_HEADERS: Final = (
-    "box-signature-primary",
-    "box-signature-secondary",
-    "box-delivery-timestamp",
-    "box-signature-version",
-    "box-signature-algorithm",
-)
 
 Parser = Callable[[object, str], ParseResult]
 HeaderCheck = Callable[[], object]
@@ -235,8 +229,8 @@ class WebhookRoutes:
             request,
             "gcs",
             parse_gcs,
-            (_AUTHORIZATION,),
-            check_headers=lambda: verifier.verify(request.headers.get(_AUTHORIZATION)),
+            (AUTHORIZATION,),
+            check_headers=lambda: verifier.verify(request.headers.get(AUTHORIZATION)),
         )
 
     async def _supabase(self, request: web.Request) -> web.StreamResponse:
@@ -270,7 +264,7 @@ class WebhookRoutes:
             request,
             "box",
             parse_box,
-            _BOX_HEADERS,
+            BOX_SIGNATURE_HEADERS,
             check_body=lambda raw: verify_box_signature(
                 raw, request.headers, primary or None, secondary or None, self.clock()
             ),
@@ -279,13 +273,13 @@ class WebhookRoutes:
     async def _cloudinary(self, request: web.Request) -> web.StreamResponse:
         config = self.settings.cloudinary
         assert config is not None
-        timestamp = request.headers.get(_CLD_TIMESTAMP)
-        signature = request.headers.get(_CLD_SIGNATURE)
+        timestamp = request.headers.get(CLOUDINARY_TIMESTAMP_HEADER)
+        signature = request.headers.get(CLOUDINARY_SIGNATURE_HEADER)
         return await self._receive(
             request,
             "cloudinary",
             functools.partial(parse_cloudinary, cloud_name=config.cloud_name),
-            (_CLD_TIMESTAMP, _CLD_SIGNATURE),
+            (CLOUDINARY_TIMESTAMP_HEADER, CLOUDINARY_SIGNATURE_HEADER),
             check_body=lambda raw: verify_cloudinary_signature(
                 raw,
                 timestamp,

@@ -468,7 +468,8 @@ def bridge_http(
     import asyncio
 
     from seqgate.connectors.auth.sns_signature import CertificateCache, SnsVerifier
-    from seqgate.connectors.sources.http_server import HttpBridge, HttpSettings, is_loopback, serve
+    from seqgate.connectors.sources.http_server import HttpBridge, serve
+    from seqgate.connectors.sources.http_settings import HttpSettings, is_loopback
 
     topic_arns = frozenset(_items(sns_topic_arn))
     settings = HttpSettings(

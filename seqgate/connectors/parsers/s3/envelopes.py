@@ -46,8 +46,8 @@ from collections.abc import Callable
 from typing import Final
 
 from seqgate.connectors.parsers.json_fields import index_path, member_path, required_member, show
-from seqgate.connectors.parsers.results import Ignored, ParseResult, concat
-from seqgate.schemas.reasons import RecordRejected, RejectReason
+from seqgate.connectors.parsers.results import Ignored, ParseResult, concat, result_or_rejection
+from seqgate.schemas.reasons import RejectReason
 
 __all__ = [
     "LAMBDA_SNS_EVENT_SOURCE",
@@ -76,14 +76,6 @@ InnerParser = Callable[[str, str, str, int], ParseResult]
 """``inner(text, origin, path, depth)``: decode and dispatch an inner document."""
 
 
-def _rejected(reason: RejectReason, message: str) -> ParseResult:
-    return ParseResult.rejected(reason, message)
-
-
-def _refused(rejected: RecordRejected) -> ParseResult:
-    return ParseResult.rejected(rejected.reason, rejected.message)
-
-
 def _inner_body(
     container: dict[object, object],
     name: str,
@@ -94,7 +86,8 @@ def _inner_body(
     inner: InnerParser,
 ) -> ParseResult:
     """Hand the JSON string ``container[name]`` to ``inner`` one level deeper."""
-    try:
+
+    def parse() -> ParseResult:
         body = required_member(
             container,
             name,
@@ -103,9 +96,9 @@ def _inner_body(
             missing=f"expected {what} (a JSON string)",
             invalid=f"a string holding {what} as JSON text",
         )
-    except RecordRejected as rejected:
-        return _refused(rejected)
-    return inner(body, origin, member_path(path, name), depth + 1)
+        return inner(body, origin, member_path(path, name), depth + 1)
+
+    return result_or_rejection(parse)
 
 
 # --------------------------------------------------------------------------- SQS
@@ -119,20 +112,23 @@ def parse_sqs_receive_response(
     ``depth`` is the number of envelopes around ``document``; each body is
     parsed one level deeper.
     """
+    return result_or_rejection(lambda: _sqs_messages(document, origin, path, depth, inner))
+
+
+def _sqs_messages(
+    document: object, origin: str, path: str, depth: int, inner: InnerParser
+) -> ParseResult:
     field = member_path(path, "Messages")
-    try:
-        messages = required_member(
-            document if isinstance(document, dict) else {},  # no object, no "Messages"
-            "Messages",
-            path,
-            list,
-            missing="expected the array of an SQS ReceiveMessage response",
-            invalid="an array of SQS messages",
-        )
-    except RecordRejected as rejected:
-        return _refused(rejected)
+    messages = required_member(
+        document if isinstance(document, dict) else {},  # no object, no "Messages"
+        "Messages",
+        path,
+        list,
+        missing="expected the array of an SQS ReceiveMessage response",
+        invalid="an array of SQS messages",
+    )
     if not messages:
-        return _rejected(
+        return ParseResult.rejected(
             RejectReason.NOT_A_NOTIFICATION,
             f"{field} is empty: expected at least one SQS message (an empty receive "
             "carries no notification)",
@@ -142,7 +138,7 @@ def parse_sqs_receive_response(
         message_path = index_path(field, index)
         if not isinstance(message, dict):
             parts.append(
-                _rejected(
+                ParseResult.rejected(
                     RejectReason.NOT_A_NOTIFICATION,
                     f"{message_path} must be a JSON object (one SQS message with a 'Body'), "
                     f"got {show(message)}",
@@ -164,7 +160,7 @@ def parse_lambda_sqs_record(
     the record by its ``eventSource``.
     """
     if not isinstance(record, dict):
-        return _rejected(
+        return ParseResult.rejected(
             RejectReason.NOT_A_NOTIFICATION,
             f"{path} must be a JSON object (one Lambda SQS record), got {show(record)}",
         )
@@ -188,23 +184,26 @@ def parse_sns_message(
     ``SubscriptionConfirmation`` / ``UnsubscribeConfirmation`` -> ignored
     handshakes; any other ``Type`` -> ``not_a_notification``.
     """
+    return result_or_rejection(lambda: _sns_message(document, origin, path, depth, inner))
+
+
+def _sns_message(
+    document: object, origin: str, path: str, depth: int, inner: InnerParser
+) -> ParseResult:
     subject = path if path else "the SNS message"
     if not isinstance(document, dict):
-        return _rejected(
+        return ParseResult.rejected(
             RejectReason.INVALID_FIELD,
             f"{subject} must be a JSON object (an SNS message), got {show(document)}",
         )
-    try:
-        kind = required_member(
-            document,
-            "Type",
-            path,
-            str,
-            missing=f"expected the SNS message type, e.g. {SNS_NOTIFICATION!r}",
-            invalid=f"a string such as {SNS_NOTIFICATION!r}",
-        )
-    except RecordRejected as rejected:
-        return _refused(rejected)
+    kind = required_member(
+        document,
+        "Type",
+        path,
+        str,
+        missing=f"expected the SNS message type, e.g. {SNS_NOTIFICATION!r}",
+        invalid=f"a string such as {SNS_NOTIFICATION!r}",
+    )
     if kind == SNS_SUBSCRIPTION_CONFIRMATION:
         return ParseResult.of(
             Ignored(
@@ -225,7 +224,7 @@ def parse_sns_message(
             )
         )
     if kind != SNS_NOTIFICATION:
-        return _rejected(
+        return ParseResult.rejected(
             RejectReason.NOT_A_NOTIFICATION,
             f"{member_path(path, 'Type')} is {show(kind)}: expected {SNS_NOTIFICATION!r} (or a "
             f"{SNS_SUBSCRIPTION_CONFIRMATION!r} / {SNS_UNSUBSCRIBE_CONFIRMATION!r} handshake)",
@@ -241,20 +240,23 @@ def parse_lambda_sns_record(
     ``path`` names the record (``Records[0]``); the SNS message inside uses
     Lambda's spellings, which change nothing that is read here.
     """
+    return result_or_rejection(lambda: _lambda_sns_record(record, origin, path, depth, inner))
+
+
+def _lambda_sns_record(
+    record: object, origin: str, path: str, depth: int, inner: InnerParser
+) -> ParseResult:
     if not isinstance(record, dict):
-        return _rejected(
+        return ParseResult.rejected(
             RejectReason.NOT_A_NOTIFICATION,
             f"{path} must be a JSON object (one Lambda SNS record), got {show(record)}",
         )
-    try:
-        sns = required_member(
-            record,
-            "Sns",
-            path,
-            dict,
-            missing="expected the SNS message of a Lambda SNS record",
-            invalid="a JSON object (the SNS message)",
-        )
-    except RecordRejected as rejected:
-        return _refused(rejected)
+    sns = required_member(
+        record,
+        "Sns",
+        path,
+        dict,
+        missing="expected the SNS message of a Lambda SNS record",
+        invalid="a JSON object (the SNS message)",
+    )
     return parse_sns_message(sns, origin, member_path(path, "Sns"), depth, inner)

@@ -87,6 +87,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
+from seqgate.connectors.parsers.identity_check import checked_identity
 from seqgate.connectors.parsers.json_fields import (
     check_constant,
     member_path,
@@ -98,7 +99,7 @@ from seqgate.connectors.parsers.json_fields import (
     sequencer_member,
     show,
 )
-from seqgate.connectors.parsers.results import ParseResult
+from seqgate.connectors.parsers.results import ParseResult, result_or_rejection
 from seqgate.connectors.parsers.s3.event_names import (
     ACCESS_TIER_CHANGED,
     ACL_CHANGED,
@@ -112,7 +113,7 @@ from seqgate.connectors.parsers.s3.event_names import (
     VERSION_REMOVED,
 )
 from seqgate.connectors.parsers.s3.native import S3_SOURCE
-from seqgate.schemas.identity import S3_SCHEME, object_identity
+from seqgate.schemas.identity import S3_SCHEME
 from seqgate.schemas.reasons import RecordRejected, RejectReason
 from seqgate.schemas.records import ObjectEvent
 
@@ -300,10 +301,7 @@ def _parse(event: object, origin: str, path: str) -> ObjectEvent:
     size = optional_size(obj, "size", object_path)
     etag = optional_string(obj, "etag", object_path, text_only=False)
     event_time = optional_string(event, "time", path, text_only=False)
-    try:
-        object_identity(S3_SCHEME, bucket, key)
-    except ValueError as error:  # excluded by the checks above; kept as a guard
-        raise RecordRejected(RejectReason.INVALID_FIELD, f"{detail_path}: {error}") from None
+    checked_identity(S3_SCHEME, bucket, key, detail_path)
     return ObjectEvent(
         id=event_id,
         source=S3_SOURCE,
@@ -328,7 +326,4 @@ def parse_eventbridge_event(document: object, origin: str, path: str = "") -> Pa
     ``origin`` is copied into the event. Never raises: an invalid event is one
     whole-document rejection.
     """
-    try:
-        return ParseResult.of(_parse(document, origin, path))
-    except RecordRejected as rejected:
-        return ParseResult.rejected(rejected.reason, rejected.message)
+    return result_or_rejection(lambda: ParseResult.of(_parse(document, origin, path)))

@@ -32,7 +32,7 @@ How a MinIO record differs from a native S3 record:
     a space written ``+``, every other byte ``%XX`` (so ``/`` is ``%2F`` and a
     literal ``+`` is ``%2B``). That is form encoding, so the key is decoded
     exactly once by the same strict decoder as S3's
-    (:func:`seqgate.connectors.parsers.s3.native.decode_form_key`).
+    (:func:`seqgate.connectors.parsers.s3.object_keys.decode_form_key`).
 ``s3.object.sequencer``
     MinIO's node clock: the event time in nanoseconds, in uppercase hex
     (``17A6B2C3D4E5F607``). It is required, and must be hex, for the kinds
@@ -235,7 +235,7 @@ def minio_event_id(kind: str, identity: str, sequencer: str) -> str:
 
     ``"minio-"`` + the first 32 hex digits of SHA-256 over kind, identity and
     the sequencer's canonical form under the ``numeric`` order, joined by
-    U+001F: the same construction as :func:`seqgate.connectors.parsers.s3.native.s3_event_id`,
+    U+001F: the same construction as :func:`seqgate.connectors.parsers.s3.event_ids.s3_event_id`,
     with MinIO's comparison. ``identity`` is in the ``minio`` scheme, so the
     id never equals an S3 event's. Raises ValueError when ``sequencer`` is not hex.
     """

@@ -84,7 +84,7 @@ the ``aws`` order's, lowercased with trailing zeros removed; MinIO: the
 of one sequencer that the source's order calls equal. A record without a
 sequencer (possible only for kinds that do not change content) falls back to
 its version id, event time and ETag, and failing all three to a hash of the
-whole record (:func:`fallback_event_id`).
+whole record (:func:`~seqgate.connectors.parsers.s3.event_ids.fallback_event_id`).
 
 Positionless producers: some S3-compatible systems and emulators (moto among
 them) send created events without a sequencer. By default such a record stays
@@ -98,29 +98,34 @@ older write delivered late from a newer one (docs/aws-setup.md).
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
+from seqgate.connectors.parsers.identity_check import checked_identity
 from seqgate.connectors.parsers.json_fields import (
     check_text,
     object_member,
     optional_size,
     optional_string,
-    required_member,
     required_string,
     sequencer_member,
     show,
+    supported_name,
 )
-from seqgate.connectors.parsers.results import Ignored, ParsedItem, ParseResult
+from seqgate.connectors.parsers.results import (
+    Ignored,
+    ParseResult,
+    parse_each,
+    whole_message_rejection,
+)
 from seqgate.connectors.parsers.s3 import minio
+from seqgate.connectors.parsers.s3.event_ids import fallback_event_id, s3_event_id
 from seqgate.connectors.parsers.s3.event_names import S3_EVENT_NAMES, S3EventName, summarize_names
-from seqgate.schemas.identity import S3_SCHEME, object_identity, sequencer_event_id
-from seqgate.schemas.ordering import AWS_SEQUENCER_ORDER
-from seqgate.schemas.reasons import RecordRejected, Rejection, RejectReason
+from seqgate.connectors.parsers.s3.object_keys import object_key
+from seqgate.schemas.identity import S3_SCHEME
+from seqgate.schemas.reasons import RecordRejected, RejectReason
 from seqgate.schemas.records import ObjectEvent
 
 __all__ = [
@@ -128,13 +133,9 @@ __all__ = [
     "S3_EVENT_SOURCE",
     "S3_SOURCE",
     "S3_TEST_EVENT",
-    "KeyEncodingError",
     "ParseResult",
     "S3ParseOptions",
-    "decode_form_key",
-    "fallback_event_id",
     "parse_s3_records",
-    "s3_event_id",
 ]
 
 S3_SOURCE: Final = "s3"
@@ -148,7 +149,6 @@ S3_TEST_EVENT: Final = "s3:TestEvent"
 
 _SCHEMA_VERSION: Final = re.compile(r"2\.([0-9]+)")
 _SCHEMA_EXPECTATION: Final = "seqgate accepts S3 event schema 2.x with x >= 1"
-_HEX_BYTES: Final = frozenset(b"0123456789abcdefABCDEF")
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,102 +165,6 @@ class S3ParseOptions:
 
 
 DEFAULT_S3_PARSE_OPTIONS: Final = S3ParseOptions()
-
-
-class KeyEncodingError(ValueError):
-    """An object key that is not valid form encoding of UTF-8 text."""
-
-
-# --------------------------------------------------------------------------- key decoding
-
-
-def decode_form_key(raw: str) -> str:
-    """Decode an S3 notification key exactly once.
-
-    S3 writes keys in form encoding: ``+`` stands for a space and ``%XX`` for
-    one byte; the resulting bytes are UTF-8. A ``+`` produced by ``%2B`` stays
-    a literal ``+``, and ``%25`` yields a literal ``%`` that is not decoded
-    again (``a%252Fb`` -> ``a%2Fb``). Characters outside ASCII that arrive
-    unescaped are taken as their UTF-8 bytes.
-
-    Stricter than :func:`urllib.parse.unquote_plus`, which passes malformed
-    escapes through: raises :class:`KeyEncodingError` for a ``%`` not followed
-    by two hex digits, or for bytes that are not valid UTF-8.
-    """
-    try:
-        data = raw.encode("utf-8")
-    except UnicodeEncodeError as error:
-        raise KeyEncodingError(
-            f"character {raw[error.start]!a} at offset {error.start} is a lone surrogate, not text"
-        ) from None
-    decoded = bytearray()
-    start = 0
-    while (percent := data.find(b"%", start)) >= 0:
-        decoded += data[start:percent].replace(b"+", b" ")
-        digits = data[percent + 1 : percent + 3]
-        if len(digits) != 2 or not _HEX_BYTES.issuperset(digits):
-            raise KeyEncodingError(
-                f"the '%' at byte offset {percent} must be followed by two hex digits, "
-                f"found {digits.decode('ascii', 'backslashreplace')!r}"
-            )
-        decoded.append(int(digits, 16))
-        start = percent + 3
-    decoded += data[start:].replace(b"+", b" ")
-    try:
-        return decoded.decode("utf-8")
-    except UnicodeDecodeError as error:
-        bad = bytes(decoded[error.start : error.end]).hex(" ").upper()
-        raise KeyEncodingError(
-            f"the decoded bytes are not valid UTF-8 (byte(s) {bad} at decoded byte offset "
-            f"{error.start}: {error.reason})"
-        ) from None
-
-
-# --------------------------------------------------------------------------- event id
-
-
-def s3_event_id(kind: str, identity: str, sequencer: str) -> str:
-    """The stable id of an S3 event (docs/design.md §4.1).
-
-    ``"s3-"`` + the first 32 hex digits of SHA-256 over kind, identity and the
-    sequencer's canonical form under the ``aws`` order, joined by U+001F.
-    Depends on nothing but its arguments, so every redelivery gets the same id.
-    Raises ValueError when ``sequencer`` is not hex.
-    """
-    return sequencer_event_id("s3-", kind, identity, AWS_SEQUENCER_ORDER.canonical(sequencer))
-
-
-def fallback_event_id(
-    prefix: str,
-    kind: str,
-    identity: str,
-    version_id: str | None,
-    event_time: str | None,
-    etag: str | None,
-    record: object,
-) -> str:
-    """The stable id of an event whose record carries no sequencer (docs/design.md §4.1).
-
-    ``prefix`` (``"s3-"``, ``"minio-"``) + the first 32 hex digits of SHA-256
-    over a JSON array: kind, identity, version id, event time and ETag when
-    at least one of the last three is present; otherwise kind, identity and
-    the whole record (keys sorted). The material is a JSON array, so it never
-    equals the U+001F-joined material of a sequencer id (which starts with a
-    kind, never with ``[``) and its fields cannot run into each other. Uses
-    nothing but the record, so a redelivery gets the same id. Never raises.
-    """
-    material: list[object] = [kind, identity]
-    if version_id is None and event_time is None and etag is None:
-        material += ["record", record]
-    else:
-        material += ["fields", version_id, event_time, etag]
-    try:
-        text = json.dumps(material, ensure_ascii=True, sort_keys=True, default=repr)
-    except (TypeError, ValueError, RecursionError):
-        # A record that JSON cannot write (keys of mixed types, absurd nesting):
-        # no decoded JSON document is like this; fall back to what was parsed.
-        text = json.dumps([kind, identity, "unserializable"], ensure_ascii=True)
-    return prefix + hashlib.sha256(text.encode("ascii")).hexdigest()[:32]
 
 
 # --------------------------------------------------------------------------- sources
@@ -373,21 +277,15 @@ def _check_version(record: dict[object, object], path: str, rules: _Rules) -> No
 
 
 def _event_name(record: dict[object, object], path: str, rules: _Rules) -> S3EventName:
-    name = record.get("eventName")
-    if isinstance(name, str):
-        info = rules.names.get(name)
-        if info is not None:
-            return info
-    if name is None:
-        detail = "is missing"
-    elif not isinstance(name, str):
-        detail = f"must be a string, got {show(name)}"
-    else:
-        detail = f"{show(name)} is not supported{rules.name_hint(name)}"
-    raise RecordRejected(
-        RejectReason.UNSUPPORTED_EVENT_TYPE,
-        f"{path}.eventName {detail}: seqgate maps {rules.names_summary} (docs/kinds.md)",
+    name = supported_name(
+        record,
+        "eventName",
+        path,
+        rules.names,
+        f"seqgate maps {rules.names_summary} (docs/kinds.md)",
+        hint=rules.name_hint,
     )
+    return rules.names[name]
 
 
 def _bucket_name(s3: dict[object, object], s3_path: str) -> str:
@@ -403,31 +301,6 @@ def _bucket_name(s3: dict[object, object], s3_path: str) -> str:
         )
     check_text(name, field)
     return name
-
-
-def _object_key(obj: dict[object, object], object_path: str) -> str:
-    field = f"{object_path}.key"
-    raw = required_member(
-        obj,
-        "key",
-        object_path,
-        str,
-        missing="expected the object's form-encoded name",
-        invalid="a string (the form-encoded name)",
-    )
-    if raw == "":
-        raise RecordRejected(
-            RejectReason.MISSING_FIELD,
-            f"{field} is empty: expected the object's form-encoded name",
-        )
-    try:
-        return decode_form_key(raw)
-    except KeyEncodingError as error:
-        raise RecordRejected(
-            RejectReason.INVALID_KEY_ENCODING,
-            f"{field} {show(raw)} is not valid form encoding "
-            f"('+' for space, '%XX' for a byte, UTF-8 text): {error}",
-        ) from None
 
 
 def _sequencer(
@@ -465,7 +338,7 @@ def _parse_record(
     bucket = _bucket_name(s3, s3_path)
     object_path = f"{s3_path}.object"
     obj = object_member(s3, "object", s3_path)
-    key = _object_key(obj, object_path)
+    key = object_key(obj, object_path)
     sequencer = _sequencer(obj, object_path, info, rules, options)
     version_id = optional_string(obj, "versionId", object_path)
     size = optional_size(obj, "size", object_path)
@@ -473,10 +346,7 @@ def _parse_record(
     event_time = optional_string(record, "eventTime", path)
 
     kind = info.kind_for(version_id)
-    try:
-        identity = object_identity(rules.scheme, bucket, key)
-    except ValueError as error:  # excluded by the checks above; kept as a guard
-        raise RecordRejected(RejectReason.INVALID_FIELD, f"{path}: {error}") from None
+    identity = checked_identity(rules.scheme, bucket, key, path)
     if sequencer is None:
         event_id = fallback_event_id(
             rules.id_prefix, kind, identity, version_id, event_time, etag, record
@@ -508,7 +378,7 @@ def parse_s3_records(
     ...). Never raises: every problem is reported in the result.
     """
     if not isinstance(document, dict):
-        return _whole_message_rejection(
+        return whole_message_rejection(
             f"expected a native S3 notification (a JSON object with a 'Records' array), "
             f"got {show(document)}"
         )
@@ -519,21 +389,11 @@ def parse_s3_records(
     records = document.get("Records")
     if not isinstance(records, list):
         detail = "has no 'Records'" if records is None else f"has 'Records' of {show(records)}"
-        return _whole_message_rejection(
+        return whole_message_rejection(
             f"the document {detail}: expected a native S3 notification with a non-empty "
             f"'Records' array, or an {S3_TEST_EVENT}"
         )
     if not records:
-        return _whole_message_rejection("'Records' is empty: expected at least one S3 event record")
+        return whole_message_rejection("'Records' is empty: expected at least one S3 event record")
 
-    items: list[ParsedItem] = []
-    for index, record in enumerate(records):
-        try:
-            items.append(_parse_record(record, index, origin, options))
-        except RecordRejected as rejected:
-            items.append(Rejection(rejected.reason, rejected.message, index))
-    return ParseResult(tuple(items))
-
-
-def _whole_message_rejection(message: str) -> ParseResult:
-    return ParseResult.rejected(RejectReason.NOT_A_NOTIFICATION, message)
+    return parse_each(records, lambda record, index: _parse_record(record, index, origin, options))

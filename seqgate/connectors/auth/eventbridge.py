@@ -1,0 +1,34 @@
+"""EventBridge API destinations: a configured header and its secret value.
+
+An API destination's connection adds the header (API key authorization) to
+every request it sends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from seqgate.connectors.auth.shared import (
+    MISSING,
+    WRONG,
+    WebhookAuthError,
+    readable_credentials,
+    same_secret,
+)
+
+__all__ = ["verify_header_secret"]
+
+
+def verify_header_secret(headers: Mapping[str, str], name: str, expected: str) -> None:
+    """Check that header ``name`` of ``headers`` carries ``expected``.
+
+    Raises :class:`~seqgate.connectors.auth.shared.WebhookAuthError`: 401 when the
+    header is missing, 403 when it is not UTF-8 text or differs (compared in
+    constant time).
+    """
+    readable_credentials(headers, (name,))
+    given = headers.get(name)
+    if given is None:
+        raise WebhookAuthError(MISSING, f"header {name} missing")
+    if not same_secret(given, expected):
+        raise WebhookAuthError(WRONG, f"header {name} does not match")
