@@ -95,7 +95,7 @@ def broker(kafka: KafkaSettings | None) -> Iterator[tuple[KafkaSettings, str | N
     if kafka:
         yield kafka, None
         return
-    from seqgate.streams.devtools.broker.launcher import KAFKA_VERSION, running_broker
+    from seqgate.streams.devtools.broker import KAFKA_VERSION, running_broker
 
     progress("no broker given: starting a private one (first run downloads Kafka via Maven)")
     with running_broker(progress=progress) as handle:
