@@ -1,8 +1,8 @@
 """A development broker as a value: :class:`BrokerHandle` and its state file.
 
-``seqgate broker up`` records its broker in ``${SEQGATE_HOME:-~/.cache/seqgate}/broker/
-state.json`` (a :func:`running_broker` in ``<data dir>/state.json``), so that later commands
-find it again.
+``seqgate broker up`` records its broker in
+``${SEQGATE_HOME:-~/.cache/seqgate}/broker/state.json`` (a :func:`running_broker` in
+``<data dir>/state.json``), so that later commands find it again.
 """
 
 from __future__ import annotations
