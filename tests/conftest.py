@@ -31,7 +31,7 @@ from typing import NoReturn
 
 import pytest
 
-from seqgate.streams.devtools.broker.launcher import (
+from seqgate.streams.devtools.broker import (
     KAFKA_VERSION,
     BrokerError,
     BrokerHandle,

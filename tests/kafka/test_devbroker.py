@@ -19,7 +19,7 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
 from seqgate.streams.cli.broker import broker as broker_cli
-from seqgate.streams.devtools.broker.launcher import (
+from seqgate.streams.devtools.broker import (
     BrokerError,
     BrokerHandle,
     broker_answers,
@@ -177,7 +177,7 @@ def test_watchdog_stops_broker_when_owner_dies(tmp_path: Path) -> None:
         f"""
         import os, sys
         from pathlib import Path
-        from seqgate.streams.devtools.broker.launcher import start_broker
+        from seqgate.streams.devtools.broker import start_broker
         h = start_broker(Path({str(tmp_path / "data")!r}),
                          state_file=Path({str(tmp_path / "state.json")!r}), detach=False)
         print(h.pid, flush=True)

@@ -17,8 +17,7 @@ import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
-from seqgate.streams.devtools.broker.bounce import kill_broker, restart_broker
-from seqgate.streams.devtools.broker.launcher import (
+from seqgate.streams.devtools.broker import (
     BrokerHandle,
     broker_answers,
     ensure_kafka_jars,
@@ -26,6 +25,7 @@ from seqgate.streams.devtools.broker.launcher import (
     running_broker,
     stop_broker,
 )
+from seqgate.streams.devtools.broker.bounce import kill_broker, restart_broker
 from seqgate.streams.devtools.broker.security import read_client_properties, write_unrelated_ca
 from tests.support.paths import REPO
 from tests.support.secure_helpers import SecuredKafka

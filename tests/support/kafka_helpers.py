@@ -17,7 +17,7 @@ from confluent_kafka.admin import AdminClient
 from seqgate.schemas.codec import OBJECT_EVENT
 from seqgate.schemas.identity import event_identity
 from seqgate.schemas.records import ObjectEvent
-from seqgate.streams.devtools.broker.launcher import (
+from seqgate.streams.devtools.broker import (
     BrokerError,
     BrokerHandle,
     start_broker,

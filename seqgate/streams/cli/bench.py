@@ -184,13 +184,8 @@ def _compare_settings(
     kafka: KafkaSettings | None,
     report: Path,
 ) -> None:
-    from seqgate.streams.devtools.bench.runner import (
-        broker,
-        preload,
-        progress,
-        run_stage,
-        stage_timeout,
-    )
+    from seqgate.streams.devtools.bench.runner import broker, preload, progress
+    from seqgate.streams.devtools.bench.stage_process import run_stage, stage_timeout
     from seqgate.streams.devtools.bench.vary import compare_variants, parse_variant, variants_table
 
     try:

@@ -14,7 +14,7 @@ from typing import ParamSpec, TypeVar
 
 import click
 
-from seqgate.streams.devtools.broker.launcher import (
+from seqgate.streams.devtools.broker import (
     BrokerError,
     default_state_file,
     is_running,

@@ -11,29 +11,21 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
-
-from confluent_kafka import KafkaError, Message, Producer
 
 from seqgate.connectors.parsers.normalize import normalize
 from seqgate.connectors.publish.publisher import EventPublisher, Topics
-from seqgate.streams.runtime.kafka_clients import client_config
+from seqgate.streams.devtools.bench.produce import (
+    DeliveryErrors,
+    bridge_like_producer,
+    produce_waiting,
+)
+from seqgate.streams.devtools.bench.report import Throughput
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
-
-
-@dataclass(frozen=True, slots=True)
-class ProduceResult:
-    records: int
-    seconds: float
-
-    @property
-    def rate(self) -> float:
-        return self.records / self.seconds if self.seconds > 0 else 0.0
 
 
 def bridge_publish(
     kafka: KafkaSettings, topics: Topics, notifications: Sequence[bytes]
-) -> ProduceResult:
+) -> Throughput:
     publisher = EventPublisher(kafka, topics)
     try:
         started = time.perf_counter()
@@ -47,40 +39,20 @@ def bridge_publish(
     published = publisher.counters.as_dict()["published"]
     if published != len(notifications):
         raise RuntimeError(f"the bridge published {published} of {len(notifications)} events")
-    return ProduceResult(published, seconds)
+    return Throughput(published, seconds)
 
 
 def raw_produce(
     kafka: KafkaSettings, topic: str, records: Sequence[tuple[bytes, bytes]]
-) -> ProduceResult:
-    errors: list[str] = []
-
-    def on_delivery(error: KafkaError | None, _message: Message) -> None:
-        if error is not None:
-            errors.append(error.str())
-
-    producer = Producer(
-        client_config(
-            kafka,
-            **{
-                "enable.idempotence": True,
-                "acks": "all",
-                "linger.ms": 5,
-                "partitioner": "murmur2_random",
-            },
-        )
-    )
+) -> Throughput:
+    delivery = DeliveryErrors()
+    producer = bridge_like_producer(kafka, linger_ms=5)
     started = time.perf_counter()
     for key, value in records:
-        while True:
-            try:
-                producer.produce(topic, key=key, value=value, on_delivery=on_delivery)
-                break
-            except BufferError:
-                producer.poll(0.1)
+        produce_waiting(producer, topic, key, value, delivery, poll_s=0.1)
         producer.poll(0)
     remaining = producer.flush(60)
     seconds = time.perf_counter() - started
-    if remaining or errors:
-        raise RuntimeError(f"raw produce: {remaining} unacknowledged, errors {errors[:3]}")
-    return ProduceResult(len(records), seconds)
+    if remaining or delivery.errors:
+        raise RuntimeError(f"raw produce: {remaining} unacknowledged, errors {delivery.errors[:3]}")
+    return Throughput(len(records), seconds)

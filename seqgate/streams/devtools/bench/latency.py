@@ -16,16 +16,10 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from confluent_kafka import (
-    OFFSET_BEGINNING,
-    Consumer,
-    KafkaError,
-    Message,
-    Producer,
-    TopicPartition,
-)
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Message, TopicPartition
 
 from seqgate.schemas.codec import OUTBOX_RECORD
+from seqgate.streams.devtools.bench.produce import bridge_like_producer, produce_waiting
 from seqgate.streams.runtime.kafka_clients import client_config
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
 
@@ -97,17 +91,7 @@ class _PacedProducer:
         self.topic = topic
         self.acked: dict[tuple[int, int], float] = {}
         self.errors: list[str] = []
-        self._producer = Producer(
-            client_config(
-                kafka,
-                **{
-                    "enable.idempotence": True,
-                    "acks": "all",
-                    "linger.ms": 5,
-                    "partitioner": "murmur2_random",
-                },
-            )
-        )
+        self._producer = bridge_like_producer(kafka, linger_ms=5)
 
     def _on_delivery(self, error: KafkaError | None, message: Message) -> None:
         if error is not None:
@@ -118,14 +102,7 @@ class _PacedProducer:
         self.acked[(partition, offset)] = time.time()
 
     def produce(self, key: bytes, value: bytes) -> None:
-        while True:
-            try:
-                self._producer.produce(
-                    self.topic, key=key, value=value, on_delivery=self._on_delivery
-                )
-                return
-            except BufferError:
-                self._producer.poll(0.01)
+        produce_waiting(self._producer, self.topic, key, value, self._on_delivery, poll_s=0.01)
 
     def poll(self, timeout: float) -> None:
         self._producer.poll(timeout)
@@ -160,21 +137,73 @@ def measure_latency(
     gc.freeze()
     pauses = _GcPauses()
     try:
-        return _measure(
-            kafka,
-            input_topic,
-            outbox_topic,
-            warmup=warmup,
-            records=records,
-            expected_accepted=expected_accepted,
-            rate=rate,
-            progress=progress,
-            settle_timeout_s=settle_timeout_s,
-            pauses=pauses,
-        )
+        watcher = _OutboxWatcher(kafka, outbox_topic)
+        producer = _PacedProducer(kafka, input_topic)
+        try:
+            warm = _warm_up(producer, watcher, warmup, settle_timeout_s)
+            progress(f"latency: warm, offering {rate:,.0f} events/s for {len(records):,} events")
+            achieved = _offer(producer, records, rate, progress)
+            if not watcher.wait_for(len(warmup) + expected_accepted, settle_timeout_s):
+                progress(
+                    f"latency: only {len(watcher.visible) - len(warmup):,} of"
+                    f" {expected_accepted:,} accepted events visible after"
+                    f" {settle_timeout_s:.0f} s"
+                )
+        finally:
+            watcher.close()
+        latencies = [
+            (watcher.visible[coordinates] - acked) * 1000
+            for coordinates, acked in producer.acked.items()
+            if coordinates not in warm and coordinates in watcher.visible
+        ]
+        gc_ms = [seconds * 1000 for seconds in pauses.seconds]
     finally:
         pauses.close()
         gc.unfreeze()
+    return LatencyResult(rate, achieved, len(records), expected_accepted, latencies, gc_ms)
+
+
+def _warm_up(
+    producer: _PacedProducer,
+    watcher: _OutboxWatcher,
+    warmup: Sequence[tuple[bytes, bytes]],
+    timeout_s: float,
+) -> set[tuple[int, int]]:
+    """Send `warmup` and wait until it is visible; the input coordinates it took."""
+    for key, value in warmup:
+        producer.produce(key, value)
+    producer.flush()
+    if not watcher.wait_for(len(warmup), timeout_s):
+        raise RuntimeError("the worker did not forward the warm-up events")
+    return set(producer.acked)
+
+
+def _offer(
+    producer: _PacedProducer,
+    records: Sequence[tuple[bytes, bytes]],
+    rate: float,
+    progress: Progress,
+) -> float:
+    """Send `records` at `rate` per second until all are acknowledged; the achieved rate."""
+    started = time.monotonic()
+    sent = 0
+    total = len(records)
+    next_report = started + 2.0
+    while sent < total:
+        now = time.monotonic()
+        due = min(total, int((now - started) * rate) + 1)
+        while sent < due:
+            key, value = records[sent]
+            producer.produce(key, value)
+            sent += 1
+        if now >= next_report:
+            next_report = now + 2.0
+            progress(f"latency: {sent:,}/{total:,} sent")
+        # Serve delivery reports until the next 5 ms tick (or a report arrives):
+        # waiting for each record's own slot would spin a core at high rates.
+        producer.poll(_TICK_S)
+    producer.flush()
+    return total / (time.monotonic() - started)
 
 
 class _GcPauses:
@@ -193,61 +222,3 @@ class _GcPauses:
 
     def close(self) -> None:
         gc.callbacks.remove(self._observe)
-
-
-def _measure(
-    kafka: KafkaSettings,
-    input_topic: str,
-    outbox_topic: str,
-    *,
-    warmup: Sequence[tuple[bytes, bytes]],
-    records: Sequence[tuple[bytes, bytes]],
-    expected_accepted: int,
-    rate: float,
-    progress: Progress,
-    settle_timeout_s: float,
-    pauses: _GcPauses,
-) -> LatencyResult:
-    watcher = _OutboxWatcher(kafka, outbox_topic)
-    producer = _PacedProducer(kafka, input_topic)
-    try:
-        for key, value in warmup:
-            producer.produce(key, value)
-        producer.flush()
-        if not watcher.wait_for(len(warmup), settle_timeout_s):
-            raise RuntimeError("the worker did not forward the warm-up events")
-        warm = set(producer.acked)
-        progress(f"latency: warm, offering {rate:,.0f} events/s for {len(records):,} events")
-        started = time.monotonic()
-        sent = 0
-        total = len(records)
-        next_report = started + 2.0
-        while sent < total:
-            now = time.monotonic()
-            due = min(total, int((now - started) * rate) + 1)
-            while sent < due:
-                key, value = records[sent]
-                producer.produce(key, value)
-                sent += 1
-            if now >= next_report:
-                next_report = now + 2.0
-                progress(f"latency: {sent:,}/{total:,} sent")
-            # Serve delivery reports until the next 5 ms tick (or a report arrives):
-            # waiting for each record's own slot would spin a core at high rates.
-            producer.poll(_TICK_S)
-        producer.flush()
-        achieved = total / (time.monotonic() - started)
-        if not watcher.wait_for(len(warmup) + expected_accepted, settle_timeout_s):
-            progress(
-                f"latency: only {len(watcher.visible) - len(warmup):,} of {expected_accepted:,}"
-                f" accepted events visible after {settle_timeout_s:.0f} s"
-            )
-    finally:
-        watcher.close()
-    latencies = [
-        (watcher.visible[coordinates] - acked) * 1000
-        for coordinates, acked in producer.acked.items()
-        if coordinates not in warm and coordinates in watcher.visible
-    ]
-    gc_ms = [seconds * 1000 for seconds in pauses.seconds]
-    return LatencyResult(rate, achieved, len(records), expected_accepted, latencies, gc_ms)

@@ -12,8 +12,9 @@ import threading
 import time
 from dataclasses import dataclass
 
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, TopicPartition
 
+from seqgate.streams.devtools.bench.produce import bridge_like_producer
 from seqgate.streams.runtime.kafka_clients import client_config
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
 
@@ -58,17 +59,8 @@ def run_pass_through(
             },
         )
     )
-    producer = Producer(
-        client_config(
-            config.kafka,
-            **{
-                "transactional.id": config.transactional_id,
-                "enable.idempotence": True,
-                "acks": "all",
-                "linger.ms": 5,
-                "partitioner": "murmur2_random",
-            },
-        )
+    producer = bridge_like_producer(
+        config.kafka, linger_ms=5, **{"transactional.id": config.transactional_id}
     )
     timeout = config.kafka_timeout_s
     interval = config.commit_interval_ms / 1000

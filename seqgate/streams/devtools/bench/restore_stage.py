@@ -21,27 +21,16 @@ idle for a second at a time. The worker sets both to 10 ms.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
+from seqgate.streams.devtools.bench.report import Throughput
 from seqgate.streams.runtime.kafka_clients import client_config
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
 from seqgate.streams.state.restore import next_batch, restore_consumer_config, restore_partition
 from seqgate.streams.state.store import StateDirectory
-
-
-@dataclass(frozen=True, slots=True)
-class ReadResult:
-    records: int
-    seconds: float
-    watermarks: int = 0  # restored identities (restore only)
-
-    @property
-    def rate(self) -> float:
-        return self.records / self.seconds if self.seconds > 0 else 0.0
-
 
 _FETCH_SETTINGS = ("fetch.wait.max.ms", "fetch.queue.backoff.ms")
 FAST_EOF_CONFIG: dict[str, object] = {"fetch.wait.max.ms": 10, "fetch.queue.backoff.ms": 10}
@@ -49,79 +38,89 @@ _WORKER = restore_consumer_config(KafkaSettings("unused:9092"), "unused")
 WORKER_RESTORE_CONFIG: dict[str, object] = {name: _WORKER.get(name) for name in _FETCH_SETTINGS}
 
 
-def _consumer(kafka: KafkaSettings, group: str, extra: dict[str, object]) -> Consumer:
-    return Consumer(
-        client_config(
-            kafka,
-            **{
-                "group.id": group,
-                "isolation.level": "read_committed",
-                "enable.auto.commit": False,
-                "enable.partition.eof": True,
-                "auto.offset.reset": "earliest",
-                **extra,
-            },
+@dataclass(frozen=True, slots=True)
+class Changelog:
+    """A changelog topic to read, and the consumer settings to read it with."""
+
+    kafka: KafkaSettings
+    topic: str
+    partitions: int
+    extra: dict[str, object] = field(default_factory=lambda: dict(FAST_EOF_CONFIG))
+
+    def consumer(self, group: str) -> Consumer:
+        return Consumer(
+            client_config(
+                self.kafka,
+                **{
+                    "group.id": group,
+                    "isolation.level": "read_committed",
+                    "enable.auto.commit": False,
+                    "enable.partition.eof": True,
+                    "auto.offset.reset": "earliest",
+                    **self.extra,
+                },
+            )
         )
-    )
 
 
-def raw_consume(
-    kafka: KafkaSettings,
-    topic: str,
-    partitions: int,
-    extra: dict[str, object] = FAST_EOF_CONFIG,
-) -> ReadResult:
-    consumer = _consumer(kafka, "seqgate-bench-raw", extra)
+@dataclass(frozen=True, slots=True)
+class Restored:
+    throughput: Throughput
+    watermarks: int  # restored identities
+
+
+def raw_consume(changelog: Changelog) -> Throughput:
+    consumer = changelog.consumer("seqgate-bench-raw")
     records = 0
     try:
         started = time.perf_counter()
-        for partition in range(partitions):
-            low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), 30)
-            if high <= low:
-                continue
-            consumer.assign([TopicPartition(topic, partition, low)])
-            done = False
-            while not done:
-                messages = next_batch(consumer)  # as restore_partition reads
-                for message in messages:
-                    error = message.error()
-                    if error is None:
-                        records += 1
-                        _ = (message.key(), message.value())
-                    elif error.code() == KafkaError._PARTITION_EOF:
-                        done = True
-                        break
-                    else:
-                        raise KafkaException(error)
-            consumer.unassign()
+        for partition in range(changelog.partitions):
+            records += _read_to_end(consumer, TopicPartition(changelog.topic, partition))
         seconds = time.perf_counter() - started
     finally:
         consumer.close()
-    return ReadResult(records, seconds)
+    return Throughput(records, seconds)
 
 
-def restore_all(
-    kafka: KafkaSettings,
-    topic: str,
-    partitions: int,
-    state_root: Path,
-    input_topic: str,
-    extra: dict[str, object] = FAST_EOF_CONFIG,
-) -> ReadResult:
+def _read_to_end(consumer: Consumer, partition: TopicPartition) -> int:
+    """Touch each record's key and value up to the end of `partition`; how many there were."""
+    low, high = consumer.get_watermark_offsets(partition, 30)
+    if high <= low:
+        return 0
+    consumer.assign([TopicPartition(partition.topic, partition.partition, low)])
+    records = 0
+    done = False
+    while not done:
+        messages = next_batch(consumer)  # as restore_partition reads
+        for message in messages:
+            error = message.error()
+            if error is None:
+                records += 1
+                _ = (message.key(), message.value())
+            elif error.code() == KafkaError._PARTITION_EOF:
+                done = True
+                break
+            else:
+                raise KafkaException(error)
+    consumer.unassign()
+    return records
+
+
+def restore_all(changelog: Changelog, state_root: Path, input_topic: str) -> Restored:
     """Restore every partition into fresh stores under `state_root`; count the watermarks."""
-    consumer = _consumer(kafka, "seqgate-bench-restore", extra)
+    consumer = changelog.consumer("seqgate-bench-restore")
     directory = StateDirectory(state_root, input_topic)
     directory.wipe()
     records = 0
-    stores = [directory.open(partition) for partition in range(partitions)]
+    stores = [directory.open(partition) for partition in range(changelog.partitions)]
     try:
         started = time.perf_counter()
         for partition, store in enumerate(stores):
-            records += restore_partition(consumer, topic, partition, store)
+            records += restore_partition(consumer, changelog.topic, partition, store)
         seconds = time.perf_counter() - started
         watermarks = sum(1 for store in stores for _ in store.watermarks())
     finally:
         consumer.close()
         for store in stores:
             store.close()
-    return ReadResult(records, seconds, watermarks)
+    return Restored(Throughput(records, seconds), watermarks)

@@ -11,36 +11,47 @@ to stderr; the caller prints the table and writes the report and the chart.
 from __future__ import annotations
 
 import contextlib
-import json
-import os
-import platform
-import pstats
-import sqlite3
-import subprocess
 import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import confluent_kafka
-from confluent_kafka import KafkaError, Message, Producer
 from confluent_kafka.admin import AdminClient
 
 from seqgate.connectors.publish.publisher import Topics
 from seqgate.schemas.codec import OBJECT_EVENT
 from seqgate.streams.devtools.bench.bridge_stage import bridge_publish, raw_produce
-from seqgate.streams.devtools.bench.latency import measure_latency
-from seqgate.streams.devtools.bench.pairs import measure_pairs, median_pair, round_application_id
-from seqgate.streams.devtools.bench.reference_sqlite import run_reference
+from seqgate.streams.devtools.bench.latency import LatencyResult, measure_latency
+from seqgate.streams.devtools.bench.machine import environment, profile_top
+from seqgate.streams.devtools.bench.pairs import (
+    Pair,
+    measure_pairs,
+    median_pair,
+    round_application_id,
+)
+from seqgate.streams.devtools.bench.produce import (
+    DeliveryErrors,
+    bridge_like_producer,
+    produce_waiting,
+)
+from seqgate.streams.devtools.bench.reference_sqlite import ReferenceResult, run_reference
 from seqgate.streams.devtools.bench.report import BenchFigures, LatencySummary, Throughput, spread
 from seqgate.streams.devtools.bench.restore_stage import (
     WORKER_RESTORE_CONFIG,
+    Changelog,
+    Restored,
     raw_consume,
     restore_all,
+)
+from seqgate.streams.devtools.bench.stage_process import (
+    finish_stage_process,
+    run_stage,
+    run_stage_process,
+    stage_timeout,
 )
 from seqgate.streams.devtools.bench.workload import (
     Workload,
@@ -58,10 +69,7 @@ from seqgate.streams.runtime.topics import (
     pipeline_topics,
 )
 
-Echo = Callable[[str], None]
-
 _WARMUP_EVENTS = 50
-_PROFILE_TOP = 15
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,161 +103,72 @@ def broker(kafka: KafkaSettings | None) -> Iterator[tuple[KafkaSettings, str | N
     if kafka:
         yield kafka, None
         return
-    from seqgate.streams.devtools.broker.launcher import KAFKA_VERSION, running_broker
+    from seqgate.streams.devtools.broker import KAFKA_VERSION, running_broker
 
     progress("no broker given: starting a private one (first run downloads Kafka via Maven)")
     with running_broker(progress=progress) as handle:
         yield KafkaSettings(handle.bootstrap_servers), KAFKA_VERSION
 
 
+@dataclass(frozen=True, slots=True)
+class _Pipeline:
+    """The topics and application id of one Worker pipeline."""
+
+    application_id: str
+    input_topic: str
+    outbox_topic: str
+    rejected_topic: str
+
+    @classmethod
+    def named(cls, stem: str, application_id: str) -> _Pipeline:
+        return cls(application_id, f"{stem}-in", f"{stem}-outbox", f"{stem}-rejected")
+
+    def topics(self, partitions: int) -> list[TopicSpec]:
+        return pipeline_topics(
+            input_topic=self.input_topic,
+            outbox_topic=self.outbox_topic,
+            rejected_topic=self.rejected_topic,
+            application_id=self.application_id,
+            partitions=partitions,
+        )
+
+
 class _Names:
     def __init__(self) -> None:
         prefix = f"seqgate-bench-{uuid.uuid4().hex[:8]}"
-        self.app = f"{prefix}-app"
-        self.input = f"{prefix}-in"
-        self.outbox = f"{prefix}-outbox"
-        self.rejected = f"{prefix}-rejected"
+        self.main = _Pipeline.named(prefix, f"{prefix}-app")
+        self.latency = _Pipeline.named(f"{prefix}-lat", f"{prefix}-lat")
         self.limit_out = f"{prefix}-limit-out"
-        self.lat_app = f"{prefix}-lat"
-        self.lat_input = f"{prefix}-lat-in"
-        self.lat_outbox = f"{prefix}-lat-outbox"
-        self.lat_rejected = f"{prefix}-lat-rejected"
         self.bridge = f"{prefix}-bridge"
         self.bridge_rejected = f"{prefix}-bridge-rejected"
         self.raw = f"{prefix}-raw"
         self.profile_app = f"{prefix}-prof"
 
     def specs(self, partitions: int, rounds: int) -> list[TopicSpec]:
-        specs = pipeline_topics(
-            input_topic=self.input,
-            outbox_topic=self.outbox,
-            rejected_topic=self.rejected,
-            application_id=self.app,
-            partitions=partitions,
-        ) + pipeline_topics(
-            input_topic=self.lat_input,
-            outbox_topic=self.lat_outbox,
-            rejected_topic=self.lat_rejected,
-            application_id=self.lat_app,
-            partitions=partitions,
-        )
+        specs = self.main.topics(partitions) + self.latency.topics(partitions)
         extra = [self.limit_out, self.bridge, self.bridge_rejected, self.raw]
         specs += [TopicSpec(name, partitions) for name in extra]
         # The profile run and the later rounds write into the same outbox, with
         # changelogs of their own.
-        apps = [self.profile_app] + [round_application_id(self.app, r) for r in range(1, rounds)]
+        app = self.main.application_id
+        apps = [self.profile_app] + [round_application_id(app, r) for r in range(1, rounds)]
         specs += [TopicSpec(changelog_topic(app), partitions, compacted=True) for app in apps]
         return specs
 
 
 def preload(kafka: KafkaSettings, topic: str, records: list[tuple[bytes, bytes]]) -> None:
     """Produce the pre-serialized input (keyed, murmur2, like the bridge) and wait for acks."""
-    errors: list[str] = []
-
-    def on_delivery(error: KafkaError | None, _message: Message) -> None:
-        if error is not None:
-            errors.append(error.str())
-
-    producer = Producer(
-        client_config(
-            kafka,
-            **{
-                "enable.idempotence": True,
-                "acks": "all",
-                "linger.ms": 20,
-                "partitioner": "murmur2_random",
-            },
-        )
-    )
+    delivery = DeliveryErrors()
+    producer = bridge_like_producer(kafka, linger_ms=20)
     next_report = time.monotonic() + 2.0
     for index, (key, value) in enumerate(records):
-        while True:
-            try:
-                producer.produce(topic, key=key, value=value, on_delivery=on_delivery)
-                break
-            except BufferError:
-                producer.poll(0.05)
+        produce_waiting(producer, topic, key, value, delivery, poll_s=0.05)
         if time.monotonic() >= next_report:
             next_report = time.monotonic() + 2.0
             progress(f"pre-loading input: {index:,}/{len(records):,}")
     remaining = producer.flush(300)
-    if remaining or errors:
-        raise RuntimeError(f"pre-load failed: {remaining} unacknowledged, {errors[:3]}")
-
-
-def run_stage_process(spec: dict[str, Any]) -> subprocess.Popen[bytes]:
-    """Start `seqgate.streams.devtools.bench.subproc` with `spec`; stdin stays open (closing it
-    stops an
-    open-ended stage). The Kafka settings go in the child's environment, not on its
-    command line, where other users could read a password."""
-    kafka: KafkaSettings = spec["kafka"]
-    public = {name: value for name, value in spec.items() if name != "kafka"}
-    return subprocess.Popen(
-        [sys.executable, "-m", "seqgate.streams.devtools.bench.subproc", json.dumps(public)],
-        env={**os.environ, **kafka.environment()},
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-    )
-
-
-def stage_timeout(events: int) -> float:
-    """How long one measured stage over `events` events may take."""
-    return 600 + events / 200
-
-
-def run_stage(stage: dict[str, Any], timeout: float) -> dict[str, Any]:
-    """Run one stage process to its end; its JSON result."""
-    return finish_stage_process(run_stage_process(stage), timeout)
-
-
-def finish_stage_process(process: subprocess.Popen[bytes], timeout: float) -> dict[str, Any]:
-    try:
-        out, _ = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-        raise RuntimeError(f"a benchmark stage did not finish within {timeout:.0f} s") from None
-    if process.returncode != 0:
-        raise RuntimeError(f"a benchmark stage failed (exit {process.returncode})")
-    result: dict[str, Any] = json.loads(out.decode().strip().splitlines()[-1])
-    return result
-
-
-def environment(kafka_version: str | None) -> dict[str, Any]:
-    mem_kib = 0
-    with contextlib.suppress(OSError), open("/proc/meminfo") as meminfo:
-        for line in meminfo:
-            if line.startswith("MemTotal:"):
-                mem_kib = int(line.split()[1])
-    return {
-        "nproc": os.cpu_count(),
-        "ram_gib": round(mem_kib / 2**20, 1),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "confluent_kafka": confluent_kafka.version(),
-        "librdkafka": confluent_kafka.libversion()[0],
-        "kafka": kafka_version or "external broker",
-        "sqlite": sqlite3.sqlite_version,
-    }
-
-
-def profile_top(path: Path, top: int = _PROFILE_TOP) -> list[dict[str, Any]]:
-    stats = pstats.Stats(str(path))
-    entries: list[dict[str, Any]] = []
-    raw: dict[tuple[str, int, str], tuple[int, int, float, float, Any]] = stats.stats  # type: ignore[attr-defined]
-    for (filename, line, function), (cc, nc, tt, ct, _) in raw.items():
-        name = f"{Path(filename).name}:{line}({function})" if line else function
-        calls = str(nc) if cc == nc else f"{nc}/{cc}"
-        entries.append(
-            {
-                "function": name,
-                "ncalls": calls,
-                "tottime_s": round(tt, 3),
-                "cumtime_s": round(ct, 3),
-            }
-        )
-    entries.sort(key=lambda entry: -entry["tottime_s"])
-    return entries[:top]
+    if remaining or delivery.errors:
+        raise RuntimeError(f"pre-load failed: {remaining} unacknowledged, {delivery.errors[:3]}")
 
 
 def run_bench(settings: BenchSettings, kafka: KafkaSettings, kafka_version: str | None) -> BenchRun:
@@ -263,7 +182,7 @@ def run_bench(settings: BenchSettings, kafka: KafkaSettings, kafka_version: str 
     create_topics(admin, names.specs(spec.partitions, settings.rounds))
     try:
         with tempfile.TemporaryDirectory(prefix="seqgate-bench-") as tmp:
-            figures, latencies = _measure(settings, kafka, workload, names, Path(tmp))
+            figures, latencies = _measure(_Run(settings, kafka, workload, names, Path(tmp)))
     finally:
         if not settings.keep_topics:
             topics = [s.name for s in names.specs(spec.partitions, settings.rounds)]
@@ -276,134 +195,177 @@ def run_bench(settings: BenchSettings, kafka: KafkaSettings, kafka_version: str 
     return BenchRun(figures, latencies)
 
 
-def _measure(
-    settings: BenchSettings, kafka: KafkaSettings, workload: Workload, names: _Names, tmp: Path
-) -> tuple[BenchFigures, list[float]]:
-    spec = settings.spec
-    n = len(workload)
-    progress(f"pre-loading {n:,} records into {names.input} (not measured)")
-    preload(kafka, names.input, workload.records)
-    common = {
-        "kafka": kafka,
-        "commit_every": settings.commit_every,
-        "commit_interval_ms": settings.commit_interval_ms,
-        "batch_size": settings.batch_size,
-        "input_topic": names.input,
-        "outbox_topic": names.outbox,
-        "rejected_topic": names.rejected,
-    }
-    timeout = stage_timeout(n)
-    pairs = measure_pairs(
-        lambda stage: run_stage(stage, timeout),
-        common,
-        application_id=names.app,
-        limit_output_topic=names.limit_out,
-        expect=n,
-        rounds=settings.rounds,
-        state_root=tmp,
-        progress=progress,
-    )
-    for pair in pairs:
-        counters = {k: v for k, v in pair.worker_result["counters"].items() if v}
-        if counters != {k: v for k, v in pairs[0].worker_result["counters"].items() if v}:
-            raise RuntimeError(f"the rounds' workers decided differently: {counters}")
-    chosen = median_pair(pairs)
-    limit, processor = chosen.limit, chosen.processor
-    limit_result, worker = chosen.limit_result, chosen.worker_result
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """One run's stages over one workload; `_measure` calls them in order."""
 
-    sqlite_n = min(n, settings.sqlite_events)
-    progress(f"sqlite reference: {sqlite_n:,} events, one transaction each")
-    reference = run_reference(
-        (value for _, value in workload.records[:sqlite_n]),
-        tmp / "reference.sqlite",
-        progress=lambda done: (
-            progress(f"sqlite reference: {done:,}/{sqlite_n:,}") if done % 20_000 == 0 else None
-        ),
-    )
-    expected_ref = workload.expected(sqlite_n)
-    if reference.outcomes.get("queued", 0) != expected_ref["accepted"]:
-        raise RuntimeError(f"the SQLite reference decided {reference.outcomes}, not {expected_ref}")
+    settings: BenchSettings
+    kafka: KafkaSettings
+    workload: Workload
+    names: _Names
+    tmp: Path
 
-    progress("restore: raw consume of the changelog, then restore_partition into fresh stores")
-    changelog = changelog_topic(names.app)
-    raw_changelog = raw_consume(kafka, changelog, spec.partitions)
-    restored = restore_all(kafka, changelog, spec.partitions, tmp / "restore", names.input)
-    restored_default = restore_all(
-        kafka,
-        changelog,
-        spec.partitions,
-        tmp / "restore-default",
-        names.input,
-        WORKER_RESTORE_CONFIG,
-    )
+    @property
+    def common(self) -> dict[str, Any]:
+        """What every Worker and limit stage of the main pipeline is given."""
+        return {
+            "kafka": self.kafka,
+            "commit_every": self.settings.commit_every,
+            "commit_interval_ms": self.settings.commit_interval_ms,
+            "batch_size": self.settings.batch_size,
+            "input_topic": self.names.main.input_topic,
+            "outbox_topic": self.names.main.outbox_topic,
+            "rejected_topic": self.names.main.rejected_topic,
+        }
 
-    bridge_n = min(n, settings.bridge_events)
-    progress(f"bridge: building {bridge_n:,} raw S3 notifications (not measured)")
-    notifications = [workload.notification(i) for i in range(bridge_n)]
-    keyed = [(workload.records[i][0], notifications[i]) for i in range(bridge_n)]
-    progress("bridge: raw produce, then normalize + EventPublisher")
-    raw = raw_produce(kafka, names.raw, keyed)
-    bridge = bridge_publish(
-        kafka, Topics(events=names.bridge, rejected=names.bridge_rejected), notifications
-    )
-    del notifications, keyed
+    @property
+    def timeout(self) -> float:
+        return stage_timeout(len(self.workload))
 
-    rate = max(1.0, processor.rate / 2)
-    count = max(1, min(n, int(rate * settings.latency_seconds)))
-    warmup = [
-        (identity_key(spec.identities + i), OBJECT_EVENT.encode(make_event(spec.identities + i, 1)))
-        for i in range(_WARMUP_EVENTS)
-    ]
-    progress(f"latency: starting a Worker on {names.lat_input}")
-    lat_process = run_stage_process(
-        {
-            **common,
-            "mode": "worker",
-            "application_id": names.lat_app,
-            "expect": 0,
-            "input_topic": names.lat_input,
-            "outbox_topic": names.lat_outbox,
-            "rejected_topic": names.lat_rejected,
-            "state_dir": str(tmp / "latency"),
-        },
-    )
-    try:
-        latency = measure_latency(
-            kafka,
-            names.lat_input,
-            names.lat_outbox,
-            warmup=warmup,
-            records=workload.records[:count],
-            expected_accepted=workload.expected(count)["accepted"],
-            rate=rate,
+    def preload(self) -> None:
+        topic = self.names.main.input_topic
+        progress(f"pre-loading {len(self.workload):,} records into {topic} (not measured)")
+        preload(self.kafka, topic, self.workload.records)
+
+    def pairs(self) -> list[Pair]:
+        """The (limit, Worker) rounds, which must all decide the same."""
+        timeout = self.timeout
+        pairs = measure_pairs(
+            lambda stage: run_stage(stage, timeout),
+            self.common,
+            application_id=self.names.main.application_id,
+            limit_output_topic=self.names.limit_out,
+            expect=len(self.workload),
+            rounds=self.settings.rounds,
+            state_root=self.tmp,
             progress=progress,
         )
-    finally:
-        # End of input stops the open-ended worker: it commits and exits.
-        assert lat_process.stdin is not None
-        lat_process.stdin.close()
-        lat_process.stdin = None
-    latency_worker = finish_stage_process(lat_process, 120)
+        for pair in pairs:
+            counters = {k: v for k, v in pair.worker_result["counters"].items() if v}
+            if counters != {k: v for k, v in pairs[0].worker_result["counters"].items() if v}:
+                raise RuntimeError(f"the rounds' workers decided differently: {counters}")
+        return pairs
 
-    profile: list[dict[str, Any]] = []
-    if settings.profile:
-        progress("profile: the Worker again under cProfile (not timed)")
-        path = tmp / "worker.prof"
+    def sqlite_reference(self) -> tuple[int, ReferenceResult]:
+        """(events, result) of the guide's SQLite reference on a prefix of the workload."""
+        sqlite_n = min(len(self.workload), self.settings.sqlite_events)
+        progress(f"sqlite reference: {sqlite_n:,} events, one transaction each")
+        reference = run_reference(
+            (value for _, value in self.workload.records[:sqlite_n]),
+            self.tmp / "reference.sqlite",
+            progress=lambda done: (
+                progress(f"sqlite reference: {done:,}/{sqlite_n:,}") if done % 20_000 == 0 else None
+            ),
+        )
+        expected = self.workload.expected(sqlite_n)
+        if reference.outcomes.get("queued", 0) != expected["accepted"]:
+            raise RuntimeError(f"the SQLite reference decided {reference.outcomes}, not {expected}")
+        return sqlite_n, reference
+
+    def restore(self) -> tuple[Throughput, Restored, Restored]:
+        """(raw consume, restore, restore with the worker's fetch settings) of the changelog."""
+        progress("restore: raw consume of the changelog, then restore_partition into fresh stores")
+        changelog = Changelog(
+            self.kafka,
+            changelog_topic(self.names.main.application_id),
+            self.settings.spec.partitions,
+        )
+        input_topic = self.names.main.input_topic
+        raw = raw_consume(changelog)
+        restored = restore_all(changelog, self.tmp / "restore", input_topic)
+        worker_config = replace(changelog, extra=WORKER_RESTORE_CONFIG)
+        restored_default = restore_all(worker_config, self.tmp / "restore-default", input_topic)
+        return raw, restored, restored_default
+
+    def bridge(self) -> tuple[int, Throughput, Throughput]:
+        """(events, raw produce, bridge) over the first events as raw S3 notifications."""
+        workload = self.workload
+        bridge_n = min(len(workload), self.settings.bridge_events)
+        progress(f"bridge: building {bridge_n:,} raw S3 notifications (not measured)")
+        notifications = [workload.notification(i) for i in range(bridge_n)]
+        keyed = [(workload.records[i][0], notifications[i]) for i in range(bridge_n)]
+        progress("bridge: raw produce, then normalize + EventPublisher")
+        raw = raw_produce(self.kafka, self.names.raw, keyed)
+        topics = Topics(events=self.names.bridge, rejected=self.names.bridge_rejected)
+        return bridge_n, raw, bridge_publish(self.kafka, topics, notifications)
+
+    def latency(self, processor_rate: float) -> tuple[LatencyResult, dict[str, Any]]:
+        """Latency at half `processor_rate` through a Worker of its own; (figures, its result)."""
+        spec, workload, names = self.settings.spec, self.workload, self.names
+        rate = max(1.0, processor_rate / 2)
+        count = max(1, min(len(workload), int(rate * self.settings.latency_seconds)))
+        warmup = [
+            (
+                identity_key(spec.identities + i),
+                OBJECT_EVENT.encode(make_event(spec.identities + i, 1)),
+            )
+            for i in range(_WARMUP_EVENTS)
+        ]
+        pipeline = names.latency
+        progress(f"latency: starting a Worker on {pipeline.input_topic}")
         process = run_stage_process(
             {
-                **common,
+                **self.common,
                 "mode": "worker",
-                "application_id": names.profile_app,
-                "expect": n,
-                "state_dir": str(tmp / "profile"),
+                "application_id": pipeline.application_id,
+                "expect": 0,
+                "input_topic": pipeline.input_topic,
+                "outbox_topic": pipeline.outbox_topic,
+                "rejected_topic": pipeline.rejected_topic,
+                "state_dir": str(self.tmp / "latency"),
+            },
+        )
+        try:
+            latency = measure_latency(
+                self.kafka,
+                pipeline.input_topic,
+                pipeline.outbox_topic,
+                warmup=warmup,
+                records=workload.records[:count],
+                expected_accepted=workload.expected(count)["accepted"],
+                rate=rate,
+                progress=progress,
+            )
+        finally:
+            # End of input stops the open-ended worker: it commits and exits.
+            assert process.stdin is not None
+            process.stdin.close()
+            process.stdin = None
+        return latency, finish_stage_process(process, 120)
+
+    def profile(self) -> list[dict[str, Any]]:
+        """The top of a cProfile run of the Worker (empty unless asked for)."""
+        if not self.settings.profile:
+            return []
+        progress("profile: the Worker again under cProfile (not timed)")
+        path = self.tmp / "worker.prof"
+        process = run_stage_process(
+            {
+                **self.common,
+                "mode": "worker",
+                "application_id": self.names.profile_app,
+                "expect": len(self.workload),
+                "state_dir": str(self.tmp / "profile"),
                 "profile": str(path),
             },
         )
-        finish_stage_process(process, timeout * 3)
-        profile = profile_top(path)
+        finish_stage_process(process, self.timeout * 3)
+        return profile_top(path)
 
+
+def _measure(run: _Run) -> tuple[BenchFigures, list[float]]:
+    settings = run.settings
+    run.preload()
+    pairs = run.pairs()
+    chosen = median_pair(pairs)
+    worker = chosen.worker_result
+    sqlite_n, reference = run.sqlite_reference()
+    raw_changelog, restored, restored_default = run.restore()
+    bridge_n, raw, bridge = run.bridge()
+    latency, latency_worker = run.latency(chosen.processor.rate)
+    profile = run.profile()
     figures = BenchFigures(
-        workload=workload.summary(),
+        workload=run.workload.summary(),
         settings={
             "commit_every": settings.commit_every,
             "commit_interval_ms": settings.commit_interval_ms,
@@ -411,12 +373,12 @@ def _measure(
             "sqlite_events": sqlite_n,
             "bridge_events": bridge_n,
             "latency_seconds": settings.latency_seconds,
-            "limit_commits": limit_result["commits"],
+            "limit_commits": chosen.limit_result["commits"],
             "processor_commits": worker["commits"],
             "processor_aborts": worker["aborts"],
         },
-        limit=limit,
-        processor=processor,
+        limit=chosen.limit,
+        processor=chosen.processor,
         processor_peak_rss_bytes=max(int(pair.worker_result["peak_rss_bytes"]) for pair in pairs),
         processor_outcomes={k: v for k, v in worker["counters"].items() if v},
         sqlite=Throughput(reference.events, reference.seconds),
@@ -426,12 +388,12 @@ def _measure(
             latency.expected_visible,
             latency.latencies_ms,
         ),
-        restore=Throughput(restored.records, restored.seconds),
+        restore=restored.throughput,
         restored_watermarks=restored.watermarks,
-        restore_worker_config=Throughput(restored_default.records, restored_default.seconds),
-        raw_changelog=Throughput(raw_changelog.records, raw_changelog.seconds),
-        bridge=Throughput(bridge.records, bridge.seconds),
-        raw_produce=Throughput(raw.records, raw.seconds),
+        restore_worker_config=restored_default.throughput,
+        raw_changelog=raw_changelog,
+        bridge=bridge,
+        raw_produce=raw,
         rss_budget_bytes=settings.rss_budget_mb * 2**20,
         profile=profile,
         latency_commit_ms=spread(latency_worker["commit_ms"]),

@@ -15,21 +15,19 @@ from __future__ import annotations
 
 import signal
 
-from seqgate.streams.devtools.broker.launcher import (
-    BrokerError,
-    BrokerHandle,
-    Progress,
-    _find_java,
-    _is_broker_process,
-    _launch,
-    _reap,
-    _say,
-    _signal_group,
-    _spawn_watchdog,
-    _wait_gone,
-    _write_json_atomic,
-    ensure_kafka_jars,
+from seqgate.streams.devtools.broker.errors import BrokerError
+from seqgate.streams.devtools.broker.files import Progress, say, write_json_atomic
+from seqgate.streams.devtools.broker.handle import BrokerHandle
+from seqgate.streams.devtools.broker.jars import ensure_kafka_jars
+from seqgate.streams.devtools.broker.jvm import launch
+from seqgate.streams.devtools.broker.processes import (
+    is_broker_process,
+    reap,
+    signal_group,
+    wait_gone,
 )
+from seqgate.streams.devtools.broker.toolchain import find_java
+from seqgate.streams.devtools.broker.watchdog import spawn_watchdog
 
 __all__ = ["kill_broker", "restart_broker"]
 
@@ -44,13 +42,13 @@ def kill_broker(handle: BrokerHandle, timeout: float = 30.0) -> None:
     alive = (
         process.poll() is None
         if process is not None
-        else _is_broker_process(handle.pid, handle.data_dir)
+        else is_broker_process(handle.pid, handle.data_dir)
     )
     if not alive:
-        _reap(handle.pid)
+        reap(handle.pid)
         return
-    _signal_group(handle.pid, signal.SIGKILL)
-    if not _wait_gone(handle.pid, handle.data_dir, process, timeout):
+    signal_group(handle.pid, signal.SIGKILL)
+    if not wait_gone(handle.pid, handle.data_dir, process, timeout):
         raise BrokerError(f"broker process {handle.pid} survived SIGKILL for {timeout:.0f} s")
 
 
@@ -64,7 +62,7 @@ def restart_broker(
     had one. Raises :class:`BrokerError` if the broker is still running or does not answer
     within ``timeout`` seconds.
     """
-    if _is_broker_process(handle.pid, handle.data_dir) or handle.answers(timeout=1.0):
+    if is_broker_process(handle.pid, handle.data_dir) or handle.answers(timeout=1.0):
         raise BrokerError(
             f"the broker at {handle.bootstrap_servers} (pid {handle.pid}) is still running; "
             "stop or kill it before restarting it"
@@ -72,18 +70,11 @@ def restart_broker(
     props = handle.data_dir / "server.properties"
     if not props.is_file():
         raise BrokerError(f"no {props}: this data dir was never started by the dev broker")
-    java = _find_java()
+    java = find_java()
     libs = ensure_kafka_jars(progress)
-    _say(progress, f"restarting the broker on {handle.bootstrap_servers} in {handle.data_dir}")
-    process, reason = _launch(
-        java,
-        libs,
-        handle.data_dir,
-        props,
-        handle.port,
-        handle.controller_port,
-        timeout,
-        handle.client_properties,
+    say(progress, f"restarting the broker on {handle.bootstrap_servers} in {handle.data_dir}")
+    process, reason = launch(
+        java, libs, handle.data_dir, props, handle.port, timeout, handle.client_properties
     )
     if process is None:
         raise BrokerError(f"{reason}; data dir {handle.data_dir}")
@@ -98,8 +89,8 @@ def restart_broker(
         client_properties=handle.client_properties,
         ca_file=handle.ca_file,
         _process=process,
-        _watchdog=_spawn_watchdog(process.pid) if handle._watchdog is not None else None,
+        _watchdog=spawn_watchdog(process.pid) if handle._watchdog is not None else None,
     )
     if handle.state_file is not None:
-        _write_json_atomic(handle.state_file, restarted.to_json())
+        write_json_atomic(handle.state_file, restarted.to_json())
     return restarted

@@ -90,34 +90,45 @@ def _name(common_name: str) -> x509.Name:
     )
 
 
-def _new_ca(common_name: str) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
-    key = ec.generate_private_key(ec.SECP256R1())
+def _certificate(
+    subject: x509.Name, issuer: x509.Name, key: ec.EllipticCurvePrivateKey
+) -> x509.CertificateBuilder:
+    """A builder for a certificate of ``key``, valid from an hour ago for :data:`_VALIDITY`."""
     now = datetime.datetime.now(datetime.UTC)
-    name = _name(common_name)
-    cert = (
+    return (
         x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
+        .subject_name(subject)
+        .issuer_name(issuer)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
         # Backdated a little: a clock that is slightly behind must not reject a fresh cert.
         .not_valid_before(now - datetime.timedelta(hours=1))
         .not_valid_after(now + _VALIDITY)
+    )
+
+
+def _key_usage(*, certificate_authority: bool) -> x509.KeyUsage:
+    """A CA signs certificates; the broker signs and agrees on keys in its TLS handshakes."""
+    return x509.KeyUsage(
+        digital_signature=not certificate_authority,
+        content_commitment=False,
+        key_encipherment=False,
+        data_encipherment=False,
+        key_agreement=not certificate_authority,
+        key_cert_sign=certificate_authority,
+        crl_sign=certificate_authority,
+        encipher_only=False,
+        decipher_only=False,
+    )
+
+
+def _new_ca(common_name: str) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = _name(common_name)
+    cert = (
+        _certificate(name, name, key)
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=False,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=True,
-                crl_sign=True,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
+        .add_extension(_key_usage(certificate_authority=True), critical=True)
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
         .sign(key, hashes.SHA256())
     )
@@ -128,15 +139,8 @@ def _broker_cert(
     ca_key: ec.EllipticCurvePrivateKey, ca_cert: x509.Certificate
 ) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
     key = ec.generate_private_key(ec.SECP256R1())
-    now = datetime.datetime.now(datetime.UTC)
     cert = (
-        x509.CertificateBuilder()
-        .subject_name(_name("localhost"))
-        .issuer_name(ca_cert.subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(hours=1))
-        .not_valid_after(now + _VALIDITY)
+        _certificate(_name("localhost"), ca_cert.subject, key)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(
             x509.SubjectAlternativeName(
@@ -144,20 +148,7 @@ def _broker_cert(
             ),
             critical=False,
         )
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=True,
-                key_cert_sign=False,
-                crl_sign=False,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
+        .add_extension(_key_usage(certificate_authority=False), critical=True)
         # The broker is also the TLS client of its own inter-broker listener.
         .add_extension(
             x509.ExtendedKeyUsage(
