@@ -16,7 +16,7 @@ import pytest
 from confluent_kafka import Consumer
 
 from seqgate.streams.worker.processor import Decision, Worker, WorkerFatalError
-from tests.kafka.test_processor import s3_event
+from tests.support.events import s3_event
 from tests.support.kafka_helpers import caught_up, make_config, produce_events, running, wait_for
 
 

@@ -15,9 +15,9 @@ from seqgate.connectors.sources.http_server import HttpSettings
 from seqgate.schemas.records import ObjectEvent
 from seqgate.streams.devtools.samples import s3_notification, s3_record, to_text
 from seqgate.streams.worker.processor import Worker
-from tests.kafka.test_bridge_http import MINIO_AUTH, MINIO_TOKEN, Topicset, http_bridge, scenario
-from tests.kafka.test_bridge_http import topics as topics  # the fixture
-from tests.kafka.test_processor import s3_event
+from tests.support.events import s3_event
+from tests.support.http_bridge import MINIO_AUTH, MINIO_TOKEN, Topicset, http_bridge, scenario
+from tests.support.http_bridge import topics as topics  # the fixture
 from tests.support.kafka_helpers import caught_up, make_config, produce_events, wait_for
 from tests.support.metrics_scrape import Samples, get, samples
 
