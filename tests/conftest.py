@@ -1,5 +1,16 @@
 """Shared pytest fixtures: a real Apache Kafka broker for tests marked ``kafka``.
 
+The test folders:
+
+* ``tests/unit``: tests that need no broker (pure rules, parsers, the CLI's options, stores on
+  disk, local servers); none is marked ``kafka`` and none may request ``kafka_bootstrap``,
+  ``kafka_source`` or ``secured_kafka`` (collection fails, naming the test);
+* ``tests/kafka``: tests against a real broker; every one is marked ``kafka`` (here, by folder);
+* ``tests/torture``: crash and fault tests against real brokers (kill -9, broker bounces, state
+  loss, zombies, stalls), marked ``kafka`` the same way and ``slow`` by their modules;
+* ``tests/support``: helpers the test modules import (builders, samples, clients, the HTTP
+  bridge, signed requests...), no tests; ``tests/fixtures``: the data files.
+
 ``kafka_bootstrap`` picks, in order (docs/design.md §6):
 
 1. ``$KAFKA_BOOTSTRAP_SERVERS`` if set (it must answer);
@@ -42,6 +53,35 @@ from seqgate.streams.devtools.broker.security import read_client_properties
 from tests.support.secure_helpers import SecuredKafka
 
 _DEFAULT_TC_IMAGE = "confluentinc/cp-kafka:7.6.0"
+
+_TESTS = Path(__file__).resolve().parent
+_BROKER_FOLDERS = frozenset({"kafka", "torture"})
+_BROKER_FIXTURES = frozenset({"kafka_source", "kafka_bootstrap", "secured_kafka"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` selects by the marks added here
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test of tests/kafka and tests/torture ``kafka``; refuse a broker in tests/unit."""
+    misplaced = []
+    for item in items:
+        try:
+            folder = Path(item.path).resolve().relative_to(_TESTS).parts[0]
+        except ValueError:
+            continue
+        if folder in _BROKER_FOLDERS:
+            if item.get_closest_marker("kafka") is None:
+                item.add_marker(pytest.mark.kafka)
+        elif folder == "unit":
+            wanted = sorted(_BROKER_FIXTURES.intersection(getattr(item, "fixturenames", ())))
+            if wanted:
+                misplaced.append(f"{item.nodeid} requests {', '.join(wanted)}")
+            elif item.get_closest_marker("kafka") is not None:
+                misplaced.append(f"{item.nodeid} is marked kafka")
+    if misplaced:
+        raise pytest.UsageError(
+            "tests/unit is for tests without a broker; move these to tests/kafka:\n  "
+            + "\n  ".join(misplaced)
+        )
 
 
 @dataclass

@@ -14,7 +14,7 @@ from seqgate.schemas.records import DecisionRecord
 from seqgate.streams.runtime.faults import FaultPoint, InjectedFault, RaiseAt
 from seqgate.streams.runtime.topics import TopicSpec, create_topics
 from seqgate.streams.worker.processor import Decision, WorkerConfig
-from tests.kafka.test_processor import s3_event
+from tests.support.events import s3_event
 from tests.support.kafka_helpers import (
     caught_up,
     make_config,

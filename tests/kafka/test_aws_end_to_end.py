@@ -40,7 +40,7 @@ from seqgate.schemas.records import ObjectEvent, OutboxRecord, RejectedRecord
 from seqgate.streams.cli import cli
 from seqgate.streams.runtime.topics import create_topics, pipeline_topics
 from seqgate.streams.tools.verify import verify
-from tests.kafka.test_bridge_file import clean_env
+from tests.support.environment import clean_env
 from tests.support.kafka_helpers import (
     caught_up,
     read_all,

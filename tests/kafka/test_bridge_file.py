@@ -15,12 +15,10 @@ What is checked, per run of the command in its own process:
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
 import zlib
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,7 +30,9 @@ from seqgate.schemas.identity import java_murmur2
 from seqgate.schemas.records import ObjectEvent, RejectedRecord
 from seqgate.streams.devtools.samples import s3_notification, s3_record, s3_test_event, to_bytes
 from seqgate.streams.runtime.topics import create_topics, pipeline_topics
+from tests.support.environment import clean_env
 from tests.support.kafka_helpers import read_all
+from tests.support.partitioning import java_partition
 from tests.support.paths import REPO
 
 pytestmark = pytest.mark.kafka
@@ -42,11 +42,6 @@ BUCKET = "example-input"
 MALFORMED_LINE = b'{"Records": ['
 
 # ---- Java's partitioner --------------------------------------------------------------------------
-
-
-def java_partition(key: bytes, partitions: int) -> int:
-    """The Java client's partition for a keyed record: toPositive(murmur2(key)) % n."""
-    return (java_murmur2(key) & 0x7FFFFFFF) % partitions  # the product's, vector-tested below
 
 
 @pytest.mark.parametrize(
@@ -94,16 +89,6 @@ def pipeline(kafka_bootstrap: str, unique_name: str) -> Pipeline:
     created = create_topics(AdminClient({"bootstrap.servers": kafka_bootstrap}), specs)
     assert set(created.values()) == {"created"}
     return Pipeline(kafka_bootstrap, specs[0].name, specs[2].name)
-
-
-def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    environment = {
-        name: value
-        for name, value in os.environ.items()
-        if not (name.startswith("SEQGATE_") or name == "KAFKA_BOOTSTRAP_SERVERS")
-    }
-    environment.update(extra or {})
-    return environment
 
 
 def bridge(

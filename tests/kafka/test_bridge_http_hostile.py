@@ -32,8 +32,8 @@ from seqgate.connectors.publish.dead_letters import MAX_RAW_BYTES
 from seqgate.connectors.sources.http_settings import HttpSettings
 from seqgate.schemas.records import ObjectEvent
 from seqgate.streams.devtools.samples import s3_notification, s3_record, to_text
-from tests.kafka import test_bridge_http as bridge_http
-from tests.kafka.test_bridge_http import Running, Topicset, http_bridge, put, scenario
+from tests.support import http_bridge as bridge_http
+from tests.support.http_bridge import Running, Topicset, http_bridge, put, scenario
 
 pytestmark = pytest.mark.kafka
 

@@ -16,8 +16,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from seqgate.connectors.sources.http_settings import HttpSettings
-from tests.kafka import test_bridge_http as bridge_http
-from tests.kafka.test_bridge_http import Running, Topicset, http_bridge, put, scenario
+from tests.support import http_bridge as bridge_http
+from tests.support.http_bridge import Running, Topicset, http_bridge, put, scenario
 
 pytestmark = pytest.mark.kafka
 

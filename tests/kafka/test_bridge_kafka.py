@@ -34,8 +34,8 @@ from seqgate.streams.devtools.samples import (
 )
 from seqgate.streams.runtime.topics import TopicSpec, create_topics, pipeline_topics
 from seqgate.streams.tools.verify import verify
-from tests.kafka.test_bridge_file import clean_env, java_partition
 from tests.support import kafka_helpers
+from tests.support.environment import clean_env
 from tests.support.kafka_helpers import (
     committed_offsets,
     end_offsets,
@@ -45,6 +45,7 @@ from tests.support.kafka_helpers import (
     worker_config,
     worker_thread,
 )
+from tests.support.partitioning import java_partition
 from tests.support.paths import REPO
 
 pytestmark = pytest.mark.kafka

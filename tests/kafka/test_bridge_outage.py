@@ -34,13 +34,14 @@ from seqgate.schemas.records import ObjectEvent
 from seqgate.streams.devtools.broker.bounce import kill_broker, restart_broker
 from seqgate.streams.devtools.samples import s3_notification, s3_record, to_text
 from seqgate.streams.runtime.topics import create_topics, pipeline_topics
-from tests.kafka.test_bridge_file import clean_env
-from tests.kafka.test_bridge_http import command as http_command
-from tests.kafka.test_bridge_http import post_to
-from tests.kafka.test_bridge_sqs import REPO, Setup
-from tests.kafka.test_bridge_sqs import command as sqs_command
+from tests.support.environment import clean_env
+from tests.support.http_bridge import command as http_command
+from tests.support.http_bridge import post_to
 from tests.support.kafka_helpers import private_broker, read_all, wait_for
 from tests.support.moto_helpers import AWS_ENV, aws_client, moto_server
+from tests.support.paths import REPO
+from tests.support.sqs_bridge import Setup
+from tests.support.sqs_bridge import command as sqs_command
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 

@@ -16,12 +16,9 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 from confluent_kafka.admin import AdminClient
@@ -38,7 +35,7 @@ from seqgate.streams.devtools.samples import (
 )
 from seqgate.streams.runtime.topics import create_topics, pipeline_topics
 from seqgate.streams.tools.verify import verify
-from tests.kafka.test_bridge_file import clean_env, java_partition
+from tests.support.environment import clean_env
 from tests.support.kafka_helpers import (
     caught_up,
     read_all,
@@ -47,8 +44,10 @@ from tests.support.kafka_helpers import (
     worker_config,
     worker_thread,
 )
-from tests.support.moto_helpers import AWS_ENV, aws_client, moto_server
+from tests.support.moto_helpers import AWS_ENV, moto_server
+from tests.support.partitioning import java_partition
 from tests.support.paths import REPO
+from tests.support.sqs_bridge import Setup, command, sqs_client
 
 pytestmark = pytest.mark.kafka
 
@@ -60,58 +59,6 @@ MALFORMED = '{"Records": ['
 def sqs_endpoint() -> Iterator[str]:
     with moto_server() as endpoint:
         yield endpoint
-
-
-def sqs_client(endpoint: str) -> Any:
-    return aws_client("sqs", endpoint)
-
-
-@dataclass(frozen=True)
-class Setup:
-    bootstrap: str
-    endpoint: str
-    queue_url: str
-    queue_name: str
-    events: str
-    rejected: str
-
-    @property
-    def client(self) -> Any:
-        return sqs_client(self.endpoint)
-
-    def send(self, *bodies: str) -> list[str]:
-        """Send the bodies in order; their message ids."""
-        return [
-            self.client.send_message(QueueUrl=self.queue_url, MessageBody=body)["MessageId"]
-            for body in bodies
-        ]
-
-    def send_many(self, bodies: list[str]) -> list[str]:
-        ids = []
-        for start in range(0, len(bodies), 10):
-            entries = [
-                {"Id": str(n), "MessageBody": body}
-                for n, body in enumerate(bodies[start : start + 10])
-            ]
-            response = self.client.send_message_batch(QueueUrl=self.queue_url, Entries=entries)
-            assert not response.get("Failed"), response
-            by_entry = {entry["Id"]: entry["MessageId"] for entry in response["Successful"]}
-            ids.extend(by_entry[str(n)] for n in range(len(entries)))
-        return ids
-
-    def queue_counts(self) -> tuple[int, int]:
-        """(visible, not visible) messages: those not deleted."""
-        attributes = self.client.get_queue_attributes(
-            QueueUrl=self.queue_url,
-            AttributeNames=[
-                "ApproximateNumberOfMessages",
-                "ApproximateNumberOfMessagesNotVisible",
-            ],
-        )["Attributes"]
-        return (
-            int(attributes["ApproximateNumberOfMessages"]),
-            int(attributes["ApproximateNumberOfMessagesNotVisible"]),
-        )
 
 
 @pytest.fixture
@@ -129,29 +76,6 @@ def setup(kafka_bootstrap: str, sqs_endpoint: str, unique_name: str) -> Setup:
         QueueName=name, Attributes={"VisibilityTimeout": "30"}
     )["QueueUrl"]
     return Setup(kafka_bootstrap, sqs_endpoint, queue_url, name, specs[0].name, specs[2].name)
-
-
-def command(setup: Setup, *options: str, bootstrap: str | None = None) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "seqgate.streams.cli",
-        "bridge",
-        "sqs",
-        "--queue-url",
-        setup.queue_url,
-        "--endpoint-url",
-        setup.endpoint,
-        "--bootstrap-servers",
-        bootstrap or setup.bootstrap,
-        "--events-topic",
-        setup.events,
-        "--rejected-topic",
-        setup.rejected,
-        "--wait-time-seconds",
-        "1",
-        *options,
-    ]
 
 
 def run_bridge(

@@ -7,7 +7,7 @@ request signed as the provider signs it, and the refused variants: forged (403),
 refused requests go first and carry the same body as the accepted one, so the exact list of
 events read afterwards (no duplicate, no dead letter) proves that none of them was written.
 Keys and secrets are generated here. The server runs in this process
-(:func:`tests.kafka.test_bridge_http.http_bridge`); two tests run the real command.
+(:func:`tests.support.http_bridge.http_bridge`); two tests run the real command.
 """
 
 from __future__ import annotations
@@ -24,30 +24,24 @@ from typing import Any
 
 import click
 import pytest
-from cryptography.hazmat.primitives.asymmetric import rsa
 
 from seqgate.connectors.auth.appwrite import APPWRITE_SIGNATURE_HEADER
 from seqgate.connectors.auth.b2 import B2_SIGNATURE_HEADER
-from seqgate.connectors.auth.gcs_oidc import GcsPushVerifier, load_jwks
 from seqgate.connectors.parsers.appwrite import APPWRITE_EVENTS_HEADER, parse_appwrite
 from seqgate.connectors.parsers.cloudinary import parse_cloudinary
 from seqgate.connectors.parsers.gcs import parse_gcs
 from seqgate.connectors.parsers.supabase import parse_supabase
 from seqgate.connectors.sources.http_settings import HttpSettings
-from seqgate.connectors.sources.webhook_routes import (
-    WEBHOOK_ROUTES,
-    AppwriteSettings,
-    CloudinarySettings,
-    WebhookSettings,
-)
+from seqgate.connectors.sources.webhook_routes import WEBHOOK_ROUTES
 from seqgate.schemas.identity import event_identity
 from seqgate.schemas.records import ObjectEvent
 from seqgate.streams.cli import cli
-from tests.kafka import test_bridge_http as bridge_http
-from tests.kafka.test_bridge_file import clean_env, java_partition
-from tests.kafka.test_bridge_http import (
+from tests.support import azure_samples, gcs_samples, supabase_samples
+from tests.support import http_bridge as bridge_http
+from tests.support.environment import clean_env
+from tests.support.gcs_tokens import claims, sign
+from tests.support.http_bridge import (
     PARTITIONS,
-    REPO,
     Running,
     Topicset,
     command,
@@ -56,7 +50,10 @@ from tests.kafka.test_bridge_http import (
     post_to,
     scenario,
 )
-from tests.support import azure_samples, gcs_samples, supabase_samples
+from tests.support.partitioning import java_partition
+from tests.support.paths import REPO
+from tests.support.webhook_requests import GCS_AUDIENCE, SECRET_HEADER, Request, Secrets, send
+from tests.support.webhook_requests import keys as keys
 from tests.support.webhook_samples import (
     APPWRITE_URL,
     CLOUD_NAME,
@@ -73,61 +70,12 @@ from tests.support.webhook_samples import (
     cloudinary_upload,
     new_key,
 )
-from tests.unit.test_gcs_auth import ACCOUNT, claims, jwk, jwks_text, sign
 
 pytestmark = pytest.mark.kafka
 
 topics = bridge_http.topics  # the fixture: fresh events and dead-letter topics per test
 
-GCS_AUDIENCE = "https://hooks.example.com/gcs"
-SECRET_HEADER = "X-Seqgate-Secret"
 ORIGIN = "WebHook-Request-Origin"
-
-
-@dataclass(frozen=True)
-class Secrets:
-    """Everything the routes are configured with, generated for this module."""
-
-    google: rsa.RSAPrivateKey
-    forger: rsa.RSAPrivateKey
-    azure: str = field(default_factory=new_key)
-    supabase: str = field(default_factory=new_key)
-    b2: str = field(default_factory=new_key)
-    box_primary: str = field(default_factory=new_key)
-    box_secondary: str = field(default_factory=new_key)
-    cloudinary: str = field(default_factory=new_key)
-    appwrite: str = field(default_factory=new_key)
-
-    def jwks(self) -> str:
-        return jwks_text(jwk(self.google))
-
-    def settings(self, **extra: Any) -> HttpSettings:
-        webhooks = WebhookSettings(
-            gcs=GcsPushVerifier(load_jwks(self.jwks()), GCS_AUDIENCE, ACCOUNT),
-            azure_secret=self.azure,
-            supabase_secret=self.supabase,
-            b2_signing_secret=self.b2,
-            box_primary_key=self.box_primary,
-            box_secondary_key=self.box_secondary,
-            cloudinary=CloudinarySettings(self.cloudinary, CLOUD_NAME),
-            appwrite=AppwriteSettings(self.appwrite, APPWRITE_URL),
-        )
-        return HttpSettings(s3_enabled=False, webhooks=webhooks, **extra)
-
-
-@pytest.fixture(scope="module")
-def keys() -> Secrets:
-    def rsa_key() -> rsa.RSAPrivateKey:
-        return rsa.generate_private_key(public_exponent=65537, key_size=2048)
-
-    return Secrets(google=rsa_key(), forger=rsa_key())
-
-
-@dataclass(frozen=True)
-class Request:
-    body: bytes
-    headers: dict[str, str] = field(default_factory=dict)
-    query: str = ""
 
 
 @dataclass(frozen=True)
@@ -322,10 +270,6 @@ CASES = {
     "cloudinary": cloudinary_case,
     "appwrite": appwrite_case,
 }
-
-
-async def send(server: Running, route: str, request: Request) -> tuple[int, dict[str, Any]]:
-    return await server.post(f"{route}{request.query}", request.body, request.headers)
 
 
 def test_every_provider_route_is_covered() -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from seqgate.schemas.identity import identity_partition, java_murmur2
+from seqgate.schemas.identity import identity_partition
 from seqgate.schemas.records import ObjectEvent
 from seqgate.streams.worker.processor import WorkerConfig
 from tests.support.kafka_helpers import (
@@ -33,29 +33,6 @@ from tests.support.kafka_helpers import (
 from tests.support.paths import REPO
 
 PARTITIONS = 3
-
-
-@pytest.mark.parametrize(
-    ("data", "expected"),
-    [
-        # apache/kafka clients/src/test/java/org/apache/kafka/common/utils/UtilsTest.java
-        (b"21", -973932308),
-        (b"foobar", -790332482),
-        (b"a-little-bit-long-string", -985981536),
-        (b"a-little-bit-longer-string", -1486304829),
-        (b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8", -58897971),
-        (b"abc", 479470107),
-        (b"1", -1993445489),
-        (b"12", 126087238),
-        (b"123", -267702483),
-    ],
-)
-def test_java_murmur2(data: bytes, expected: int) -> None:
-    assert java_murmur2(data) == expected
-
-
-def test_identity_partition_is_positive_murmur2_modulo() -> None:
-    assert identity_partition("21", 7) == (-973932308 & 0x7FFFFFFF) % 7
 
 
 def seqgate(*args: str) -> subprocess.CompletedProcess[str]:

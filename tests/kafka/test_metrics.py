@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import urllib.error
 import urllib.request
@@ -10,37 +9,17 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import Producer
-from prometheus_client.parser import text_string_to_metric_families
 
 from seqgate.connectors.publish.filters import EventFilter
 from seqgate.connectors.sources.http_settings import HttpSettings
 from seqgate.schemas.records import ObjectEvent
 from seqgate.streams.devtools.samples import s3_notification, s3_record, to_text
-from seqgate.streams.runtime.metrics import HealthState, MetricsServer, WorkerMetrics
 from seqgate.streams.worker.processor import Worker
-from tests.kafka.test_bridge_http import MINIO_AUTH, MINIO_TOKEN, Topicset, http_bridge, scenario
-from tests.kafka.test_bridge_http import topics as topics  # the fixture
-from tests.kafka.test_processor import s3_event
+from tests.support.events import s3_event
+from tests.support.http_bridge import MINIO_AUTH, MINIO_TOKEN, Topicset, http_bridge, scenario
+from tests.support.http_bridge import topics as topics  # the fixture
 from tests.support.kafka_helpers import caught_up, make_config, produce_events, wait_for
-
-Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
-
-
-def get(url: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=10) as response:
-            return int(response.status), response.read().decode()
-    except urllib.error.HTTPError as error:
-        return int(error.code), error.read().decode()
-
-
-def samples(text: str) -> Samples:
-    """{(sample name, sorted labels): value} of a Prometheus exposition."""
-    found: Samples = {}
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            found[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
-    return found
+from tests.support.metrics_scrape import Samples, get, samples
 
 
 def total(found: Samples, name: str, **labels: str) -> float:
@@ -49,52 +28,6 @@ def total(found: Samples, name: str, **labels: str) -> float:
         for (sample, sample_labels), value in found.items()
         if sample == name and all((k, v) in sample_labels for k, v in labels.items())
     )
-
-
-# ---- without a broker ----------------------------------------------------------------------------
-
-
-def test_health_state_alive_and_ready() -> None:
-    now = [100.0]
-    health = HealthState(10.0, clock=lambda: now[0])
-    assert health.alive() == (True, "alive")
-    assert health.ready() == (False, "starting")
-    health.set_ready(True)
-    assert health.ready() == (True, "ready")
-    now[0] = 111.0
-    assert health.alive()[0] is False
-    health.beat()
-    assert health.alive()[0] is True
-    health.stop()
-    assert health.alive() == (False, "stopped")
-    assert health.ready() == (False, "stopped")
-
-
-def test_every_worker_has_a_registry_of_its_own() -> None:
-    first, second = WorkerMetrics("a"), WorkerMetrics("b")
-    first.aborts.inc()
-    assert first.registry.get_sample_value("seqgate_worker_transaction_aborts_total") == 1
-    assert second.registry.get_sample_value("seqgate_worker_transaction_aborts_total") == 0
-
-
-def test_metrics_server_serves_the_three_endpoints() -> None:
-    metrics = WorkerMetrics("w")
-    server = MetricsServer(metrics.registry, metrics.health, "127.0.0.1", 0)
-    try:
-        base = f"http://127.0.0.1:{server.port}"
-        status, text = get(f"{base}/metrics")
-        assert status == 200
-        assert samples(text)[("seqgate_worker_info", (("instance_id", "w"),))] == 1
-        assert get(f"{base}/healthz")[0] == 200
-        assert get(f"{base}/readyz") == (503, "starting\n")
-        metrics.restore_started(2)
-        assert get(f"{base}/readyz") == (503, "restoring 2 partition(s)\n")
-        metrics.restore_finished()
-        metrics.restore_finished()
-        assert get(f"{base}/readyz") == (200, "ready\n")
-        assert get(f"{base}/nothing")[0] == 404
-    finally:
-        server.close()
 
 
 # ---- the worker ----------------------------------------------------------------------------------
@@ -264,26 +197,3 @@ def test_http_bridge_metrics_count_published_and_auth_failures(topics: Topicset)
         assert total(found, "seqgate_bridge_messages_total") == 3
 
     scenario(body)
-
-
-def test_http_bridge_is_not_ready_without_kafka(tmp_path: Path) -> None:
-    """An unreachable broker: /readyz answers 503, /healthz 200."""
-    from seqgate.connectors.publish.publisher import EventPublisher, Topics
-    from seqgate.connectors.sources.http_server import HttpBridge
-
-    publisher = EventPublisher("127.0.0.1:1", Topics("e", "r"), delivery_timeout_ms=1000)
-    bridge = HttpBridge(HttpSettings(), publisher)
-
-    async def body() -> tuple[int, int]:
-        from aiohttp.test_utils import TestClient, TestServer
-
-        async with TestClient(TestServer(bridge.application())) as client:
-            health = await client.get("/healthz")
-            ready = await client.get("/readyz")
-            return health.status, ready.status
-
-    try:
-        assert asyncio.run(body()) == (200, 503)
-    finally:
-        publisher._producer.purge()
-        publisher._producer.flush(0)

@@ -7,15 +7,13 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Producer
 
-from seqgate.connectors.parsers.normalize import normalize
 from seqgate.schemas.codec import OUTBOX_RECORD
 from seqgate.schemas.limits import MAX_POSITION_BYTES
-from seqgate.schemas.records import ObjectEvent
-from seqgate.streams.devtools.samples import s3_notification, s3_record, to_bytes
 from seqgate.streams.rules.policy import Outcome
 from seqgate.streams.runtime.faults import FaultPoint, InjectedFault, RaiseAt
 from seqgate.streams.state.store import StateDirectory
 from seqgate.streams.worker.processor import WorkerFatalError
+from tests.support.events import s3_event
 from tests.support.kafka_helpers import (
     caught_up,
     make_config,
@@ -28,12 +26,6 @@ from tests.support.kafka_helpers import (
 pytestmark = pytest.mark.kafka
 
 GUIDE_KEY = "incoming%2FJune+report%2Bfinal.csv"
-
-
-def s3_event(sequencer: str, **record: object) -> ObjectEvent:
-    result = normalize(to_bytes(s3_notification(s3_record(sequencer=sequencer, **record))), "test")
-    assert not result.rejections, result.rejections
-    return result.events[0]
 
 
 def outcomes(decisions: list) -> list[str]:  # type: ignore[type-arg]

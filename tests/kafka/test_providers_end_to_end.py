@@ -1,6 +1,6 @@
 """Every provider into one pipeline: signed routes -> object-events -> worker -> outbox.
 
-One in-process HTTP bridge (:func:`tests.kafka.test_bridge_http.http_bridge`) serves ``/s3``,
+One in-process HTTP bridge (:func:`tests.support.http_bridge.http_bridge`) serves ``/s3``,
 ``/eventbridge`` and the seven provider routes with the signing set-up of
 :mod:`tests.kafka.test_bridge_webhooks`. For every provider the workload holds at least two
 distinct writes of one object and one write of another; each request is sent two or three
@@ -49,12 +49,12 @@ from seqgate.streams.devtools.samples import (
     to_bytes,
 )
 from seqgate.streams.tools.verify import verify
-from tests.kafka import test_bridge_http as bridge_http
-from tests.kafka import test_bridge_webhooks as bridge_webhooks
-from tests.kafka.test_bridge_file import clean_env
-from tests.kafka.test_bridge_http import EB_AUTH, EB_HEADER, REPO, Topicset, http_bridge, scenario
-from tests.kafka.test_bridge_webhooks import GCS_AUDIENCE, SECRET_HEADER, Request, Secrets, send
 from tests.support import azure_samples, gcs_samples, supabase_samples
+from tests.support import http_bridge as bridge_http
+from tests.support import webhook_requests as bridge_webhooks
+from tests.support.environment import clean_env
+from tests.support.gcs_tokens import claims, sign
+from tests.support.http_bridge import EB_AUTH, EB_HEADER, Topicset, http_bridge, scenario
 from tests.support.kafka_helpers import (
     caught_up,
     read_all,
@@ -63,6 +63,8 @@ from tests.support.kafka_helpers import (
     worker_config,
     worker_thread,
 )
+from tests.support.paths import REPO
+from tests.support.webhook_requests import GCS_AUDIENCE, SECRET_HEADER, Request, Secrets, send
 from tests.support.webhook_samples import (
     APPWRITE_URL,
     CLOUD_NAME,
@@ -79,7 +81,6 @@ from tests.support.webhook_samples import (
     cloudinary_signature,
     cloudinary_upload,
 )
-from tests.unit.test_gcs_auth import claims, sign
 
 pytestmark = pytest.mark.kafka
 

@@ -19,7 +19,7 @@ from confluent_kafka import Consumer, TopicPartition
 
 from seqgate.streams.devtools.broker.security import read_client_properties, write_unrelated_ca
 from seqgate.streams.devtools.samples import s3_notification, s3_record, to_bytes
-from tests.kafka.test_bridge_file import clean_env
+from tests.support.environment import clean_env
 from tests.support.paths import REPO
 from tests.support.secure_helpers import SecuredKafka
 

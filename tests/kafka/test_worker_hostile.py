@@ -13,7 +13,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from confluent_kafka import KafkaError, Producer
+from confluent_kafka import KafkaError
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
 from seqgate.schemas.codec import OBJECT_EVENT, OUTBOX_RECORD, REJECTED_RECORD
@@ -21,9 +21,11 @@ from seqgate.schemas.identity import event_identity
 from seqgate.schemas.records import ObjectEvent
 from seqgate.streams.tools.verify import verify
 from seqgate.streams.worker.processor import Worker, WorkerConfig, WorkerFatalError
+from tests.support.events import event
 from tests.support.kafka_helpers import (
     caught_up,
     make_config,
+    produce,
     read_all,
     running,
     verify_target,
@@ -34,34 +36,8 @@ from tests.support.kafka_helpers import (
 pytestmark = pytest.mark.kafka
 
 
-def event(key: str, sequencer: str, **fields: object) -> ObjectEvent:
-    base = ObjectEvent(
-        id=f"s3:{key}:{sequencer}"[:200],
-        source="s3",
-        bucket="bucket",
-        key=key,
-        kind="created",
-        event_name="ObjectCreated:Put",
-        position=sequencer,
-        version_id=None,
-        size=1,
-        etag="abc",
-        event_time="2026-12-01T00:00:00.000Z",
-        origin="test",
-    )
-    return dataclasses.replace(base, **fields)  # type: ignore[arg-type]
-
-
 def identity_of(e: ObjectEvent) -> bytes:
     return event_identity(e.source, e.bucket, e.key).encode("utf-8")
-
-
-def produce(bootstrap: str, topic: str, records: list[tuple[bytes | None, bytes]]) -> None:
-    # Idempotent: records keep their order even when a batch is retried (offsets = list order).
-    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True})
-    for key, value in records:
-        producer.produce(topic, key=key, value=value, partition=0)
-    assert producer.flush(30) == 0
 
 
 def small_topic(bootstrap: str, name: str, max_bytes: int) -> None:

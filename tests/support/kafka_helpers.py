@@ -294,3 +294,11 @@ def private_broker(data_dir: Path) -> Iterator[list[BrokerHandle]]:
     finally:
         for handle in reversed(handles):
             stop_broker(handle)
+
+
+def produce(bootstrap: str, topic: str, records: list[tuple[bytes | None, bytes]]) -> None:
+    # Idempotent: records keep their order even when a batch is retried (offsets = list order).
+    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True})
+    for key, value in records:
+        producer.produce(topic, key=key, value=value, partition=0)
+    assert producer.flush(30) == 0

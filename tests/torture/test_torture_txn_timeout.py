@@ -26,11 +26,12 @@ from seqgate.schemas.identity import event_identity
 from seqgate.schemas.records import ObjectEvent
 from seqgate.streams.tools.verify import verify
 from seqgate.streams.worker.processor import Worker, WorkerFatalError
-from tests.kafka.test_worker_hostile import event, produce
+from tests.support.events import event
 from tests.support.kafka_helpers import (
     caught_up,
     make_config,
     private_broker,
+    produce,
     running,
     verify_target,
     wait_for,

@@ -16,7 +16,7 @@ import click
 import pytest
 
 from seqgate.streams.cli import cli
-from tests.kafka.test_bridge_file import clean_env
+from tests.support.environment import clean_env
 from tests.support.kafka_helpers import closed_port
 from tests.support.paths import REPO
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import hmac
 import json
@@ -16,23 +15,18 @@ from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from seqgate.connectors.auth.gcs_oidc import GcsPushVerifier, load_jwks
 from seqgate.connectors.auth.shared import WebhookAuthError
 from seqgate.connectors.parsers.json_fields import MAX_JSON_DEPTH
-
-NOW = 1_764_064_800.0
-AUDIENCE = "https://seqgate.example.com/gcs/push"
-ACCOUNT = "pubsub-push@seqgate-demo.iam.gserviceaccount.com"
-KID = "6f7254101f56e41cf35c9926de84a2d552b4c6f1"
-
-
-def b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).decode("ascii").rstrip("=")
-
-
-def b64url_json(value: Any) -> str:
-    return b64url(json.dumps(value).encode("utf-8"))
-
-
-def b64url_int(number: int) -> str:
-    return b64url(number.to_bytes((number.bit_length() + 7) // 8, "big"))
+from tests.support.gcs_tokens import (
+    ACCOUNT,
+    AUDIENCE,
+    KID,
+    NOW,
+    b64url,
+    b64url_json,
+    claims,
+    jwk,
+    jwks_text,
+    sign,
+)
 
 
 @pytest.fixture(scope="module")
@@ -43,46 +37,6 @@ def private_key() -> rsa.RSAPrivateKey:
 @pytest.fixture(scope="module")
 def other_key() -> rsa.RSAPrivateKey:
     return rsa.generate_private_key(public_exponent=65537, key_size=2048)
-
-
-def jwk(key: rsa.RSAPrivateKey, kid: str = KID, **extra: Any) -> dict[str, Any]:
-    numbers = key.public_key().public_numbers()
-    return {
-        "kty": "RSA",
-        "alg": "RS256",
-        "use": "sig",
-        "kid": kid,
-        "n": b64url_int(numbers.n),
-        "e": b64url_int(numbers.e),
-        **extra,
-    }
-
-
-def jwks_text(*keys: dict[str, Any]) -> str:
-    return json.dumps({"keys": list(keys)})
-
-
-def claims(**overrides: Any) -> dict[str, Any]:
-    """The claims of a push token as Google issues it, one minute old."""
-    base: dict[str, Any] = {
-        "aud": AUDIENCE,
-        "azp": "113774264463038321964",
-        "email": ACCOUNT,
-        "email_verified": True,
-        "exp": NOW + 3540,
-        "iat": NOW - 60,
-        "iss": "https://accounts.google.com",
-        "sub": "113774264463038321964",
-    }
-    base.update(overrides)
-    return {name: value for name, value in base.items() if value is not None}
-
-
-def sign(key: rsa.RSAPrivateKey, payload: dict[str, Any], **header: Any) -> str:
-    head = {"alg": "RS256", "kid": KID, "typ": "JWT", **header}
-    signing_input = f"{b64url_json(head)}.{b64url_json(payload)}".encode("ascii")
-    signature = key.sign(signing_input, padding.PKCS1v15(), hashes.SHA256())
-    return f"{signing_input.decode('ascii')}.{b64url(signature)}"
 
 
 @pytest.fixture(scope="module")

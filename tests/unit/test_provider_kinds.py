@@ -3,25 +3,13 @@ kind it becomes, exactly as the parsers' tables say."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import pytest
 
-from seqgate.connectors.parsers.appwrite import APPWRITE_ACTION_KINDS
-from seqgate.connectors.parsers.azure import AZURE_KINDS
-from seqgate.connectors.parsers.b2 import B2_EVENT_KINDS
-from seqgate.connectors.parsers.box import BOX_TRIGGER_KINDS
 from seqgate.connectors.parsers.s3.event_names import KIND_DESCRIPTIONS
 from tests.support.paths import REPO
+from tests.support.provider_kinds import PROVIDER_KIND_TABLES
 
 DOC = REPO / "docs" / "kinds.md"
-
-PROVIDER_KIND_TABLES: dict[str, Mapping[str, str]] = {
-    "Azure Blob": AZURE_KINDS,
-    "Backblaze B2": B2_EVENT_KINDS,
-    "Box": BOX_TRIGGER_KINDS,
-    "Appwrite": APPWRITE_ACTION_KINDS,
-}
 
 
 def provider_rows() -> dict[tuple[str, str], str]:

@@ -127,7 +127,7 @@ def all_kinds(table: Mapping[str, S3EventName]) -> set[str]:
 
 
 def test_every_kind_is_described_and_used() -> None:
-    from tests.unit.test_provider_kinds import PROVIDER_KIND_TABLES
+    from tests.support.provider_kinds import PROVIDER_KIND_TABLES
 
     used = all_kinds(S3_EVENT_NAMES) | all_kinds(MINIO_EVENT_NAMES)
     used |= {kind for table in PROVIDER_KIND_TABLES.values() for kind in table.values()}
