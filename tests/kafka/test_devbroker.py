@@ -175,7 +175,7 @@ def test_watchdog_stops_broker_when_owner_dies(tmp_path: Path) -> None:
         f"""
         import os, sys
         from pathlib import Path
-        from seqgate.streams.devtools.broker.launcher import start_broker
+        from seqgate.streams.devtools.broker import start_broker
         h = start_broker(Path({str(tmp_path / "data")!r}),
                          state_file=Path({str(tmp_path / "state.json")!r}), detach=False)
         print(h.pid, flush=True)

@@ -22,7 +22,8 @@ from confluent_kafka.admin import AdminClient
 
 from seqgate.connectors.publish.filters import EventFilter
 from seqgate.connectors.publish.publisher import EventPublisher, Topics
-from seqgate.connectors.sources.http_server import HttpBridge, HttpSettings, serve
+from seqgate.connectors.sources.http_server import HttpBridge, serve
+from seqgate.connectors.sources.http_settings import HttpSettings
 from seqgate.schemas.codec import OBJECT_EVENT, REJECTED_RECORD
 from seqgate.schemas.records import ObjectEvent, RejectedRecord
 from seqgate.streams.devtools.samples import s3_notification, s3_record, to_text

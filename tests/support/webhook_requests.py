@@ -10,7 +10,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from seqgate.connectors.auth.gcs_oidc import GcsPushVerifier, load_jwks
-from seqgate.connectors.sources.http_server import HttpSettings
+from seqgate.connectors.sources.http_settings import HttpSettings
 from seqgate.connectors.sources.webhook_routes import (
     AppwriteSettings,
     CloudinarySettings,

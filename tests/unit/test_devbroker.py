@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from seqgate.streams.cli.broker import broker as broker_cli
-from seqgate.streams.devtools.broker.launcher import (
+from seqgate.streams.devtools.broker import (
     BrokerError,
     ensure_kafka_jars,
     start_broker,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from seqgate.connectors.sources.http_server import HttpSettings
+from seqgate.connectors.sources.http_settings import HttpSettings
 from seqgate.streams.runtime.metrics import HealthState, MetricsServer, WorkerMetrics
 from tests.support.metrics_scrape import get, samples
 
