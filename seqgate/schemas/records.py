@@ -7,16 +7,7 @@ turns them into bytes and back. Field names match the `.avsc` files exactly.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from enum import StrEnum
 from typing import Any
-
-
-class EventKind(StrEnum):
-    """What happened to the object (docs/design.md §2)."""
-
-    CREATED = "created"
-    REMOVED = "removed"  # the key is gone, or a delete marker now hides it
-    VERSION_REMOVED = "version_removed"  # one version went away; the key may still exist
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,11 +13,12 @@ from confluent_kafka import Producer
 from seqgate.connectors.parsers.normalize import normalize
 from seqgate.schemas.codec import OBJECT_EVENT, OUTBOX_RECORD, SEEN_EVENT
 from seqgate.schemas.identity import event_identity
+from seqgate.schemas.outcomes import Outcome
 from seqgate.schemas.records import ObjectEvent, SeenEvent
 from seqgate.streams.devtools.samples import to_bytes
 from seqgate.streams.rules.decider import InputPosition, decide_record, purgeable
-from seqgate.streams.rules.policy import Outcome, Policy, Trust, decide_dedupe
-from seqgate.streams.state.store import SEEN_PREFIX, STREAM_TIME_KEY
+from seqgate.streams.rules.policy import Policy, Trust, decide_dedupe
+from seqgate.streams.state.keys import SEEN_PREFIX, STREAM_TIME_KEY
 from seqgate.streams.tools.verify import VerifyTarget, verify
 from tests.support.kafka_helpers import (
     caught_up,

@@ -10,9 +10,9 @@ from confluent_kafka import Producer
 from seqgate.connectors.parsers.normalize import normalize
 from seqgate.schemas.codec import OUTBOX_RECORD
 from seqgate.schemas.limits import MAX_POSITION_BYTES
+from seqgate.schemas.outcomes import Outcome
 from seqgate.schemas.records import ObjectEvent
 from seqgate.streams.devtools.samples import s3_notification, s3_record, to_bytes
-from seqgate.streams.rules.policy import Outcome
 from seqgate.streams.runtime.faults import FaultPoint, InjectedFault, RaiseAt
 from seqgate.streams.state.store import StateDirectory
 from seqgate.streams.worker.processor import WorkerFatalError

@@ -25,6 +25,7 @@ from seqgate.schemas.codec import WATERMARK
 from seqgate.schemas.records import ObjectEvent, Watermark
 from seqgate.streams.devtools.samples import s3_notification, s3_record, to_bytes
 from seqgate.streams.runtime.topics import create_topics, pipeline_topics
+from seqgate.streams.state.keys import watermark_key
 from seqgate.streams.state.recovery import (
     MAX_REBUILDS,
     Rebuild,
@@ -39,7 +40,6 @@ from seqgate.streams.state.store import (
     StateDirectory,
     StateUnavailable,
     StoreIdentity,
-    watermark_key,
 )
 from seqgate.streams.worker.processor import Worker, WorkerConfig, WorkerFatalError
 from tests.support.kafka_helpers import (

@@ -11,7 +11,7 @@ from seqgate.connectors.parsers.appwrite import APPWRITE_ACTION_KINDS
 from seqgate.connectors.parsers.azure import AZURE_KINDS
 from seqgate.connectors.parsers.b2 import B2_EVENT_KINDS
 from seqgate.connectors.parsers.box import BOX_TRIGGER_KINDS
-from seqgate.connectors.parsers.s3.event_names import KIND_DESCRIPTIONS
+from seqgate.schemas.kinds import KIND_DESCRIPTIONS
 from tests.support.paths import REPO
 
 DOC = REPO / "docs" / "kinds.md"

@@ -55,7 +55,6 @@ from urllib.parse import unquote_to_bytes
 from seqgate.connectors.auth.shared import MISSING, WRONG, WebhookAuthError, same_secret
 from seqgate.connectors.parsers.json_fields import optional_string, show
 from seqgate.connectors.parsers.results import ParseResult
-from seqgate.connectors.parsers.s3.event_names import METADATA_CHANGED
 from seqgate.connectors.parsers.webhook_fields import (
     derived_event_id,
     hmac_digest,
@@ -64,21 +63,21 @@ from seqgate.connectors.parsers.webhook_fields import (
     whole_message_rejection,
 )
 from seqgate.schemas.identity import object_identity
+from seqgate.schemas.kinds import METADATA_CHANGED, EventKind
 from seqgate.schemas.reasons import RecordRejected, RejectReason
-from seqgate.schemas.records import EventKind, ObjectEvent
+from seqgate.schemas.records import ObjectEvent
+from seqgate.schemas.sources import APPWRITE_SOURCE
 
 __all__ = [
     "APPWRITE_ACTION_KINDS",
     "APPWRITE_EVENTS_HEADER",
     "APPWRITE_SCHEME",
     "APPWRITE_SIGNATURE_HEADER",
-    "APPWRITE_SOURCE",
     "looks_like_appwrite",
     "parse_appwrite",
     "verify_appwrite_signature",
 ]
 
-APPWRITE_SOURCE: Final = "appwrite"
 APPWRITE_SCHEME: Final = "appwrite"
 APPWRITE_EVENTS_HEADER: Final = "X-Appwrite-Webhook-Events"
 APPWRITE_SIGNATURE_HEADER: Final = "X-Appwrite-Webhook-Signature"

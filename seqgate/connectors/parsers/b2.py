@@ -62,14 +62,15 @@ from seqgate.connectors.parsers.webhook_fields import (
     whole_message_rejection,
 )
 from seqgate.schemas.identity import object_identity
+from seqgate.schemas.kinds import EventKind
 from seqgate.schemas.reasons import RecordRejected, RejectReason
-from seqgate.schemas.records import EventKind, ObjectEvent
+from seqgate.schemas.records import ObjectEvent
+from seqgate.schemas.sources import B2_SOURCE
 
 __all__ = [
     "B2_EVENT_KINDS",
     "B2_SCHEME",
     "B2_SIGNATURE_HEADER",
-    "B2_SOURCE",
     "B2_TEST_EVENT",
     "B2_UNMAPPED_TYPES",
     "b2_event_id",
@@ -78,7 +79,6 @@ __all__ = [
     "verify_b2_signature",
 ]
 
-B2_SOURCE: Final = "b2"
 B2_SCHEME: Final = "b2"
 B2_TEST_EVENT: Final = "b2:TestEvent"
 B2_SIGNATURE_HEADER: Final = "x-bz-event-notification-signature"

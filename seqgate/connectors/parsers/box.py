@@ -66,7 +66,6 @@ from seqgate.connectors.parsers.json_fields import (
     show,
 )
 from seqgate.connectors.parsers.results import Ignored, ParseResult
-from seqgate.connectors.parsers.s3.event_names import METADATA_CHANGED
 from seqgate.connectors.parsers.webhook_fields import (
     header_value,
     hmac_digest,
@@ -75,22 +74,21 @@ from seqgate.connectors.parsers.webhook_fields import (
     whole_message_rejection,
 )
 from seqgate.schemas.identity import object_identity
+from seqgate.schemas.kinds import METADATA_CHANGED, EventKind
 from seqgate.schemas.reasons import RecordRejected, RejectReason
-from seqgate.schemas.records import EventKind, ObjectEvent
+from seqgate.schemas.records import ObjectEvent
+from seqgate.schemas.sources import BOX_SOURCE
 
 __all__ = [
     "BOX_BUCKET",
     "BOX_SCHEME",
-    "BOX_SOURCE",
     "BOX_TRIGGER_KINDS",
-    "METADATA_CHANGED",
     "box_event_id",
     "looks_like_box",
     "parse_box",
     "verify_box_signature",
 ]
 
-BOX_SOURCE: Final = "box"
 BOX_SCHEME: Final = "box"
 BOX_BUCKET: Final = "files"
 """The default bucket of Box identities: the namespace of Box file ids."""

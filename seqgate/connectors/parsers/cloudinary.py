@@ -76,19 +76,19 @@ from seqgate.connectors.parsers.webhook_fields import (
     whole_message_rejection,
 )
 from seqgate.schemas.identity import object_identity
+from seqgate.schemas.kinds import EventKind
 from seqgate.schemas.reasons import RecordRejected, RejectReason
-from seqgate.schemas.records import EventKind, ObjectEvent
+from seqgate.schemas.records import ObjectEvent
+from seqgate.schemas.sources import CLOUDINARY_SOURCE
 
 __all__ = [
     "CLOUDINARY_NOTIFICATION_TYPES",
     "CLOUDINARY_SCHEME",
-    "CLOUDINARY_SOURCE",
     "looks_like_cloudinary",
     "parse_cloudinary",
     "verify_cloudinary_signature",
 ]
 
-CLOUDINARY_SOURCE: Final = "cloudinary"
 CLOUDINARY_SCHEME: Final = "cloudinary"
 CLOUDINARY_NOTIFICATION_TYPES: Final = ("upload", "delete", "rename")
 """The ``notification_type`` values seqgate maps."""

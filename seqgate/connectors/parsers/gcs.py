@@ -77,17 +77,16 @@ from seqgate.connectors.parsers.json_fields import (
     too_deep_message,
 )
 from seqgate.connectors.parsers.results import Ignored, ParsedItem, ParseResult
-from seqgate.connectors.parsers.s3.event_names import METADATA_CHANGED
 from seqgate.schemas.identity import object_identity, sequencer_event_id
+from seqgate.schemas.kinds import METADATA_CHANGED, EventKind
 from seqgate.schemas.reasons import RecordRejected, Rejection, RejectReason
-from seqgate.schemas.records import EventKind, ObjectEvent
+from seqgate.schemas.records import ObjectEvent
+from seqgate.schemas.sources import GCS_SOURCE
 
 __all__ = [
     "GCS_EVENT_TYPES",
     "GCS_KIND_DESCRIPTIONS",
     "GCS_SCHEME",
-    "GCS_SOURCE",
-    "METADATA_CHANGED",
     "OVERWRITTEN_GENERATION",
     "POSITION_WIDTH",
     "gcs_event_id",
@@ -95,9 +94,6 @@ __all__ = [
     "looks_like_gcs",
     "parse_gcs",
 ]
-
-GCS_SOURCE: Final = "gcs"
-"""The ``source`` of events parsed from GCS notifications."""
 
 GCS_SCHEME: Final = "gs"
 """The identity scheme of GCS objects: ``gs://<bucket>/<name>``."""

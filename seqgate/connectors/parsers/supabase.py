@@ -83,24 +83,21 @@ from seqgate.connectors.parsers.json_fields import (
     show,
 )
 from seqgate.connectors.parsers.results import Ignored, ParsedItem, ParseResult
-from seqgate.connectors.parsers.s3.event_names import CREATED, METADATA_CHANGED, REMOVED
 from seqgate.connectors.parsers.s3.native import fallback_event_id
 from seqgate.schemas.identity import object_identity, sequencer_event_id
+from seqgate.schemas.kinds import CREATED, METADATA_CHANGED, REMOVED
 from seqgate.schemas.reasons import RecordRejected, RejectReason
 from seqgate.schemas.records import ObjectEvent
+from seqgate.schemas.sources import SUPABASE_SOURCE
 
 __all__ = [
-    "METADATA_CHANGED",
     "SUPABASE_SCHEME",
-    "SUPABASE_SOURCE",
     "looks_like_supabase",
     "parse_supabase",
     "supabase_event_id",
     "verify_supabase_secret",
 ]
 
-SUPABASE_SOURCE: Final = "supabase"
-"""The ``source`` of events parsed from Supabase Storage webhooks."""
 
 SUPABASE_SCHEME: Final = "supabase"
 """The identity scheme: ``supabase://<bucket_id>/<name>``."""

@@ -33,7 +33,7 @@ from seqgate.schemas.identity import identity_partition
 from seqgate.schemas.records import Watermark
 from seqgate.streams.runtime.kafka_clients import client_config
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
-from seqgate.streams.state.store import watermark_key
+from seqgate.streams.state.keys import watermark_key
 from seqgate.streams.tools.replay import InputRecord
 
 
