@@ -32,10 +32,11 @@ from confluent_kafka import (
     TopicPartition,
 )
 
-from seqgate.schemas.codec import OBJECT_EVENT, REJECTED_RECORD, CodecError, encode_outbox
+from seqgate.schemas.codec import OBJECT_EVENT, REJECTED_RECORD, encode_outbox
 from seqgate.schemas.outcomes import Outcome
 from seqgate.schemas.reasons import RejectReason
 from seqgate.schemas.records import ObjectEvent, RejectedRecord
+from seqgate.schemas.wire import CodecError
 from seqgate.streams.rules.accounting import OutcomeCounters
 from seqgate.streams.rules.decider import InputPosition, decide_record, purgeable, record_identity
 from seqgate.streams.rules.policy import UndecidableEvent
