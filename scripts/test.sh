@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install everything, lint and type-check, then run the whole test suite.
+# Install everything, lint, type-check and check the import layers, then run the whole test suite.
 # The Kafka tests use $KAFKA_BOOTSTRAP_SERVERS when set; otherwise the fixtures
 # start a real Apache Kafka broker (resolved from Maven Central on first use).
 set -euo pipefail
@@ -9,6 +9,8 @@ echo "== ruff"
 .venv/bin/ruff check seqgate tests
 echo "== mypy --strict"
 .venv/bin/mypy --strict seqgate
+echo "== import layers"
+.venv/bin/lint-imports --no-cache
 echo "== postgres"
 # The dispatcher's PostgreSQL tests need a server: start a throwaway one unless given one.
 if [ -z "${SEQGATE_TEST_POSTGRES_URL:-}" ]; then

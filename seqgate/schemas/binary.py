@@ -8,7 +8,7 @@ then the dataclass. The records are flat (strings, longs, ints and
 once, at import, from the schema's field layout: straight-line code with no
 per-field dispatch, in the manner of ``dataclasses`` generating ``__init__``.
 
-This module is an accelerator, never an authority: :mod:`seqgate.schemas.codec` calls
+This module is an accelerator, never an authority: :mod:`seqgate.schemas.avro_codec` calls
 it first and falls back to fastavro whenever it refuses, so every error
 message (and every decision about what is invalid) stays fastavro's. It
 refuses whatever it is not certain about: a union branch other than 0/1, a

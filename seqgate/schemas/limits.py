@@ -63,6 +63,7 @@ from typing import Any, Final
 
 from seqgate.schemas.binary import encode_long
 from seqgate.schemas.records import ObjectEvent
+from seqgate.schemas.wire import SINGLE_OBJECT_HEADER_LEN
 
 __all__ = [
     "MAX_BUCKET_BYTES",
@@ -119,11 +120,10 @@ _PREVIEW_CHARS: Final = 40
 _BIG_NUMBER: Final = 10**30
 
 
-_HEADER_BYTES: Final = 10  # C3 01 + the 8-byte schema fingerprint
 _UNION_BYTES: Final = 1  # the branch index of a ["null", T] field
 
 MAX_EVENT_BYTES: Final = (
-    _HEADER_BYTES
+    SINGLE_OBJECT_HEADER_LEN
     + sum(limit + len(encode_long(limit)) for limit in TEXT_LIMITS.values())
     + _UNION_BYTES * (len(_OPTIONAL) + 1)  # + size
     + len(encode_long(MAX_SIZE))

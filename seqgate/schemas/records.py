@@ -7,20 +7,27 @@ turns them into bytes and back. Field names match the `.avsc` files exactly.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self, cast
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 
-class EventKind(StrEnum):
-    """What happened to the object (docs/design.md §2)."""
+class FlatRecord:
+    """The dict form of a record whose fields are all plain values (no nested record)."""
 
-    CREATED = "created"
-    REMOVED = "removed"  # the key is gone, or a delete marker now hides it
-    VERSION_REMOVED = "version_removed"  # one version went away; the key may still exist
+    __slots__: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(cast("DataclassInstance", self))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Self:
+        return cls(**{name: data[name] for name in cls.__slots__})
 
 
 @dataclass(frozen=True, slots=True)
-class ObjectEvent:
+class ObjectEvent(FlatRecord):
     """One normalized notification record: the value of topic `object-events`."""
 
     id: str
@@ -35,13 +42,6 @@ class ObjectEvent:
     etag: str | None
     event_time: str | None
     origin: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ObjectEvent:
-        return cls(**{name: data[name] for name in cls.__slots__})
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +76,7 @@ class OutboxRecord:
 
 
 @dataclass(frozen=True, slots=True)
-class RejectedRecord:
+class RejectedRecord(FlatRecord):
     """A dead letter: the exact bytes received and why they were refused."""
 
     raw: bytes
@@ -85,16 +85,9 @@ class RejectedRecord:
     message: str
     record_index: int | None
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RejectedRecord:
-        return cls(**{name: data[name] for name in cls.__slots__})
-
 
 @dataclass(frozen=True, slots=True)
-class Watermark:
+class Watermark(FlatRecord):
     """The committed state of one object: the highest accepted position.
 
     Stored in RocksDB and in the compacted changelog topic.
@@ -105,16 +98,9 @@ class Watermark:
     input_partition: int
     input_offset: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Watermark:
-        return cls(**{name: data[name] for name in cls.__slots__})
-
 
 @dataclass(frozen=True, slots=True)
-class SeenEvent:
+class SeenEvent(FlatRecord):
     """An event id accepted from a dedupe-only source, with its record time."""
 
     event_id: str
@@ -123,16 +109,9 @@ class SeenEvent:
     input_partition: int
     input_offset: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> SeenEvent:
-        return cls(**{name: data[name] for name in cls.__slots__})
-
 
 @dataclass(frozen=True, slots=True)
-class DecisionRecord:
+class DecisionRecord(FlatRecord):
     """One worker decision, as written to the optional audit topic.
 
     One per input record, whatever its outcome, in the transaction that commits
@@ -148,10 +127,3 @@ class DecisionRecord:
     outcome: str
     reason: str | None
     previous_position: str | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> DecisionRecord:
-        return cls(**{name: data[name] for name in cls.__slots__})

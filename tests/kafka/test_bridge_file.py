@@ -25,9 +25,10 @@ from pathlib import Path
 import pytest
 from confluent_kafka.admin import AdminClient
 
-from seqgate.schemas.codec import OBJECT_EVENT, REJECTED_RECORD, SINGLE_OBJECT_MAGIC
+from seqgate.schemas.codec import OBJECT_EVENT, REJECTED_RECORD
 from seqgate.schemas.identity import java_murmur2
 from seqgate.schemas.records import ObjectEvent, RejectedRecord
+from seqgate.schemas.wire import SINGLE_OBJECT_MAGIC
 from seqgate.streams.devtools.samples import s3_notification, s3_record, s3_test_event, to_bytes
 from seqgate.streams.runtime.topics import create_topics, pipeline_topics
 from tests.support.environment import clean_env

@@ -13,7 +13,7 @@ from seqgate.schemas.codec import OBJECT_EVENT, OUTBOX_RECORD
 from seqgate.schemas.identity import event_identity
 from seqgate.schemas.records import ObjectEvent
 from seqgate.streams.rules.policy import Policy
-from seqgate.streams.state.store import SEEN_PREFIX
+from seqgate.streams.state.keys import SEEN_PREFIX
 from seqgate.streams.tools.verify import VerifyTarget, verify
 from tests.support.dedupe_events import WINDOW, minio_event
 from tests.support.kafka_helpers import (

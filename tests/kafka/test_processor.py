@@ -9,7 +9,7 @@ from confluent_kafka import Producer
 
 from seqgate.schemas.codec import OUTBOX_RECORD
 from seqgate.schemas.limits import MAX_POSITION_BYTES
-from seqgate.streams.rules.policy import Outcome
+from seqgate.schemas.outcomes import Outcome
 from seqgate.streams.runtime.faults import FaultPoint, InjectedFault, RaiseAt
 from seqgate.streams.state.store import StateDirectory
 from seqgate.streams.worker.processor import WorkerFatalError

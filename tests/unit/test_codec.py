@@ -22,21 +22,17 @@ from fastavro.schema import parse_schema
 
 import seqgate.schemas
 from seqgate.schemas import codec
+from seqgate.schemas.avro_codec import AvroCodec
+from seqgate.schemas.avro_schemas import SCHEMA_FILES, crc64_avro, load_schema_text
 from seqgate.schemas.codec import (
     DECISION_RECORD,
     OBJECT_EVENT,
     OUTBOX_RECORD,
     REJECTED_RECORD,
-    SCHEMA_FILES,
     SEEN_EVENT,
     WATERMARK,
-    AvroCodec,
-    CodecError,
-    confluent_frame,
-    confluent_unframe,
-    crc64_avro,
-    load_schema_text,
 )
+from seqgate.schemas.confluent import confluent_frame, confluent_unframe
 from seqgate.schemas.records import (
     DecisionRecord,
     ObjectEvent,
@@ -45,6 +41,7 @@ from seqgate.schemas.records import (
     SeenEvent,
     Watermark,
 )
+from seqgate.schemas.wire import CodecError
 from tests.support.paths import REPO
 
 SCHEMA_DIR = Path(seqgate.schemas.__file__).parent

@@ -16,17 +16,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seqgate.schemas import binary
+from seqgate.schemas.avro_schemas import PARSED_SCHEMAS
 from seqgate.schemas.codec import (
-    _PARSED,
     OBJECT_EVENT,
     OUTBOX_RECORD,
     SEEN_EVENT,
     WATERMARK,
-    CodecError,
     encode_outbox,
     watermark_position,
 )
 from seqgate.schemas.records import ObjectEvent, OutboxRecord, SeenEvent, Watermark
+from seqgate.schemas.wire import CodecError
 
 texts = st.text(max_size=30)
 optional_texts = st.none() | texts
@@ -54,12 +54,12 @@ seen_events = st.builds(SeenEvent, texts, texts, longs, ints, longs)
 
 def fastavro_body(filename: str, record: Any) -> bytes:
     out = BytesIO()
-    schemaless_writer(out, _PARSED[filename], record.to_dict())
+    schemaless_writer(out, PARSED_SCHEMAS[filename], record.to_dict())
     return out.getvalue()
 
 
 def fastavro_read(filename: str, body: bytes) -> dict[str, Any]:
-    value: dict[str, Any] = schemaless_reader(BytesIO(body), _PARSED[filename], None)
+    value: dict[str, Any] = schemaless_reader(BytesIO(body), PARSED_SCHEMAS[filename], None)
     return value
 
 
@@ -81,7 +81,7 @@ def test_fast_encoding_and_decoding_agree_with_fastavro(
         encoded = codec.encode(record)
         assert encoded == codec.header + body
         assert codec.decode(encoded) == record
-        layout = binary.layout_of(_PARSED[filename])
+        layout = binary.layout_of(PARSED_SCHEMAS[filename])
         assert layout is not None
         assert binary.reader_for(layout)(encoded, 10) == tuple(record.to_dict().values())
 
@@ -132,7 +132,7 @@ def test_damaged_bytes_decode_as_fastavro_says_or_fail_as_it_does(
     stream = BytesIO(damaged)
     try:
         expected: dict[str, Any] | None = schemaless_reader(
-            stream, _PARSED["object_event.avsc"], None
+            stream, PARSED_SCHEMAS["object_event.avsc"], None
         )
         if stream.tell() != len(damaged):
             expected = None  # trailing bytes: the codec refuses them
@@ -154,7 +154,7 @@ def test_damaged_bytes_decode_as_fastavro_says_or_fail_as_it_does(
     ],
 )
 def test_values_the_fast_writer_refuses_get_fastavros_verdict(record: Watermark) -> None:
-    layout = binary.layout_of(_PARSED["watermark.avsc"])
+    layout = binary.layout_of(PARSED_SCHEMAS["watermark.avsc"])
     assert layout is not None
     with pytest.raises(binary.BinaryRefused):
         binary.writer_for(layout)(tuple(record.to_dict().values()))

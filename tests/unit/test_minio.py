@@ -15,7 +15,6 @@ from seqgate.connectors.parsers.s3.minio import (
     MINIO_EVENT_NAMES,
     MINIO_EVENT_SOURCE,
     MINIO_SCHEME,
-    MINIO_SOURCE,
     MINIO_UNMAPPED_NAMES,
     accepts_schema_version,
     minio_event_id,
@@ -26,6 +25,7 @@ from seqgate.connectors.parsers.s3.native import parse_s3_records
 from seqgate.connectors.parsers.s3.object_keys import decode_form_key
 from seqgate.schemas.reasons import Rejection, RejectReason
 from seqgate.schemas.records import ObjectEvent
+from seqgate.schemas.sources import MINIO_SOURCE
 from seqgate.streams.devtools.samples import form_encode_key, s3_notification, s3_record
 from tests.support.builders import (
     ABSENT,

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from seqgate.schemas.outcomes import Outcome
 from seqgate.schemas.reasons import RejectReason
 from seqgate.schemas.records import ObjectEvent, Watermark
-from seqgate.streams.rules.policy import Outcome, Policy, UndecidableEvent, decide
+from seqgate.streams.rules.policy import Policy, UndecidableEvent, decide
 
 
 def event(position: str | None, kind: str = "created") -> ObjectEvent:

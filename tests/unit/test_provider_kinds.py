@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from seqgate.connectors.parsers.s3.event_names import KIND_DESCRIPTIONS
+from seqgate.schemas.kinds import KIND_DESCRIPTIONS
 from tests.support.paths import REPO
 from tests.support.provider_kinds import PROVIDER_KIND_TABLES
 

@@ -1,5 +1,5 @@
 """The event-name tables (seqgate/connectors/parsers/s3/event_names.py,
-seqgate/connectors/parsers/s3/minio.py) and docs/kinds.md."""
+seqgate/connectors/parsers/s3/minio.py), the kinds (seqgate/schemas/kinds.py) and docs/kinds.md."""
 
 from __future__ import annotations
 
@@ -9,9 +9,7 @@ from collections.abc import Mapping
 import pytest
 
 from seqgate.connectors.parsers.s3.event_names import (
-    KIND_DESCRIPTIONS,
     S3_EVENT_NAMES,
-    SEQUENCED_KINDS,
     S3EventName,
     event_name_info,
     kind_for,
@@ -19,7 +17,8 @@ from seqgate.connectors.parsers.s3.event_names import (
     summarize_names,
 )
 from seqgate.connectors.parsers.s3.minio import MINIO_EVENT_NAMES, MINIO_UNMAPPED_NAMES
-from seqgate.schemas.records import EventKind
+from seqgate.schemas import kinds
+from seqgate.schemas.kinds import KIND_DESCRIPTIONS, SEQUENCED_KINDS, EventKind
 from tests.support.paths import REPO
 
 # The documented Amazon S3 names, written out independently of the table:
@@ -143,8 +142,17 @@ def test_descriptions_are_one_line_each() -> None:
 
 
 def test_the_contract_kinds_are_there() -> None:
-    assert {kind.value for kind in EventKind} <= set(KIND_DESCRIPTIONS)
-    assert {kind.value for kind in EventKind} == SEQUENCED_KINDS
+    assert {kind.value for kind in EventKind} == set(KIND_DESCRIPTIONS)
+    assert list(KIND_DESCRIPTIONS) == list(EventKind)
+    assert {"created", "removed", "version_removed"} == SEQUENCED_KINDS
+
+
+def test_every_kind_has_its_plain_str_name() -> None:
+    # The parsers' tables use these; the codec takes only exact str values.
+    for kind in EventKind:
+        plain_name = getattr(kinds, kind.name)
+        assert type(plain_name) is str
+        assert plain_name == kind.value
 
 
 def test_sequencer_required_follows_the_kinds() -> None:

@@ -18,6 +18,7 @@ from seqgate.connectors.parsers.s3.eventbridge import (
     SUPPORTED_DETAIL_TYPES,
     parse_eventbridge_event,
 )
+from seqgate.schemas.kinds import KIND_DESCRIPTIONS, SEQUENCED_KINDS
 from seqgate.schemas.reasons import Rejection, RejectReason
 from seqgate.schemas.records import ObjectEvent
 from seqgate.streams.devtools import samples
@@ -295,7 +296,7 @@ def test_kinds_are_those_of_the_native_event_names() -> None:
         )
         assert only_event(parse(document)).kind == s3_event_names.kind_for(native, version)
     assert set(SUPPORTED_DETAIL_TYPES) == {*EVENTBRIDGE_KINDS, OBJECT_DELETED}
-    assert set(EVENTBRIDGE_KINDS.values()) <= set(s3_event_names.KIND_DESCRIPTIONS)
+    assert set(EVENTBRIDGE_KINDS.values()) <= set(KIND_DESCRIPTIONS)
 
 
 # --------------------------------------------------------------------------- sequencer
@@ -348,7 +349,7 @@ def test_sequencer_requirement_matches_the_sequenced_kinds() -> None:
         )
         result = parse(document)
         kind = EVENTBRIDGE_KINDS.get(detail_type, "removed")
-        required = kind in s3_event_names.SEQUENCED_KINDS
+        required = kind in SEQUENCED_KINDS
         assert bool(result.rejections) == required, detail_type
 
 

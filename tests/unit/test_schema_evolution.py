@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import seqgate.schemas
-from seqgate.schemas.codec import SCHEMA_FILES
+from seqgate.schemas.avro_schemas import SCHEMA_FILES
 from seqgate.schemas.compat import check_backward_compatible, check_compatible
 
 SCHEMA_DIR = Path(seqgate.schemas.__file__).parent
@@ -71,7 +71,7 @@ def _field(schema: dict[str, Any], name: str) -> dict[str, Any]:
 def test_every_schema_has_a_baseline() -> None:
     current = sorted(p.name for p in SCHEMA_DIR.glob("*.avsc"))
     baselines = sorted(p.name for p in BASELINE_DIR.glob("*.avsc"))
-    assert current == sorted(SCHEMA_FILES), "schemas/*.avsc and codec.SCHEMA_FILES differ"
+    assert current == sorted(SCHEMA_FILES), "schemas/*.avsc and avro_schemas.SCHEMA_FILES differ"
     assert baselines == current, (
         "every seqgate/schemas/*.avsc needs a committed copy in the newest "
         "seqgate/schemas/history/<version>/ "

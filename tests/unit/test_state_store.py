@@ -6,15 +6,8 @@ from pathlib import Path
 
 from seqgate.schemas.codec import SEEN_EVENT, WATERMARK
 from seqgate.schemas.records import SeenEvent, Watermark
-from seqgate.streams.state.store import (
-    STREAM_TIME_KEY,
-    PartitionStore,
-    StateDirectory,
-    TransactionOverlay,
-    encode_stream_time,
-    seen_key,
-    watermark_key,
-)
+from seqgate.streams.state.keys import STREAM_TIME_KEY, encode_stream_time, seen_key, watermark_key
+from seqgate.streams.state.store import PartitionStore, StateDirectory, TransactionOverlay
 from seqgate.streams.worker.pending import OverlayView
 
 

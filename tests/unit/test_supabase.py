@@ -15,12 +15,12 @@ from seqgate.connectors.auth.shared import WebhookAuthError
 from seqgate.connectors.auth.supabase import verify_supabase_secret
 from seqgate.connectors.parsers.results import Ignored, ParseResult
 from seqgate.connectors.parsers.supabase import (
-    METADATA_CHANGED,
     looks_like_supabase,
     parse_supabase,
     supabase_event_id,
 )
 from seqgate.schemas.identity import parse_identity
+from seqgate.schemas.kinds import METADATA_CHANGED
 from seqgate.schemas.reasons import Rejection, RejectReason
 from seqgate.schemas.records import ObjectEvent
 from tests.support import supabase_samples as sb

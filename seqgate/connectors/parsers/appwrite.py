@@ -53,21 +53,20 @@ from seqgate.connectors.parsers.results import (
     result_or_rejection,
     whole_message_rejection,
 )
-from seqgate.connectors.parsers.s3.event_names import METADATA_CHANGED
 from seqgate.connectors.parsers.webhook_fields import derived_event_id, optional_count, required_id
+from seqgate.schemas.kinds import METADATA_CHANGED, EventKind
 from seqgate.schemas.reasons import RecordRejected, RejectReason
-from seqgate.schemas.records import EventKind, ObjectEvent
+from seqgate.schemas.records import ObjectEvent
+from seqgate.schemas.sources import APPWRITE_SOURCE
 
 __all__ = [
     "APPWRITE_ACTION_KINDS",
     "APPWRITE_EVENTS_HEADER",
     "APPWRITE_SCHEME",
-    "APPWRITE_SOURCE",
     "looks_like_appwrite",
     "parse_appwrite",
 ]
 
-APPWRITE_SOURCE: Final = "appwrite"
 APPWRITE_SCHEME: Final = "appwrite"
 APPWRITE_EVENTS_HEADER: Final = "X-Appwrite-Webhook-Events"
 

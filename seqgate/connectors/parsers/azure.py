@@ -97,7 +97,7 @@ from seqgate.connectors.parsers.json_fields import (
     show,
 )
 from seqgate.connectors.parsers.results import Ignored, ParsedItem, ParseResult
-from seqgate.connectors.parsers.s3.event_names import (
+from seqgate.schemas.kinds import (
     CREATED,
     REMOVED,
     RESTORE_STARTED,
@@ -105,11 +105,11 @@ from seqgate.connectors.parsers.s3.event_names import (
 )
 from seqgate.schemas.reasons import RecordRejected, Rejection, RejectReason
 from seqgate.schemas.records import ObjectEvent
+from seqgate.schemas.sources import AZURE_SOURCE
 
 __all__ = [
     "AZURE_KINDS",
     "AZURE_SCHEME",
-    "AZURE_SOURCE",
     "AZURE_UNMAPPED_TYPES",
     "COMMITTED_WRITE_APIS",
     "SUBSCRIPTION_DELETED_EVENT",
@@ -120,9 +120,6 @@ __all__ = [
     "parse_azure",
     "validation_response",
 ]
-
-AZURE_SOURCE: Final = "azure"
-"""The ``source`` of events parsed from Azure Blob Storage."""
 
 AZURE_SCHEME: Final = "azure"
 """The identity scheme: ``azure://<account>.<container>/<blob path>``."""

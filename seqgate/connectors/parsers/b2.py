@@ -56,13 +56,14 @@ from seqgate.connectors.parsers.results import (
     whole_message_rejection,
 )
 from seqgate.connectors.parsers.webhook_fields import millis_to_iso, optional_count, required_id
+from seqgate.schemas.kinds import EventKind
 from seqgate.schemas.reasons import RecordRejected, RejectReason
-from seqgate.schemas.records import EventKind, ObjectEvent
+from seqgate.schemas.records import ObjectEvent
+from seqgate.schemas.sources import B2_SOURCE
 
 __all__ = [
     "B2_EVENT_KINDS",
     "B2_SCHEME",
-    "B2_SOURCE",
     "B2_TEST_EVENT",
     "B2_UNMAPPED_TYPES",
     "b2_event_id",
@@ -70,7 +71,6 @@ __all__ = [
     "parse_b2",
 ]
 
-B2_SOURCE: Final = "b2"
 B2_SCHEME: Final = "b2"
 B2_TEST_EVENT: Final = "b2:TestEvent"
 

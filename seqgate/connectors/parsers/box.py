@@ -59,23 +59,21 @@ from seqgate.connectors.parsers.results import (
     result_or_rejection,
     whole_message_rejection,
 )
-from seqgate.connectors.parsers.s3.event_names import METADATA_CHANGED
 from seqgate.connectors.parsers.webhook_fields import optional_count, required_id
+from seqgate.schemas.kinds import METADATA_CHANGED, EventKind
 from seqgate.schemas.reasons import RecordRejected, RejectReason
-from seqgate.schemas.records import EventKind, ObjectEvent
+from seqgate.schemas.records import ObjectEvent
+from seqgate.schemas.sources import BOX_SOURCE
 
 __all__ = [
     "BOX_BUCKET",
     "BOX_SCHEME",
-    "BOX_SOURCE",
     "BOX_TRIGGER_KINDS",
-    "METADATA_CHANGED",
     "box_event_id",
     "looks_like_box",
     "parse_box",
 ]
 
-BOX_SOURCE: Final = "box"
 BOX_SCHEME: Final = "box"
 BOX_BUCKET: Final = "files"
 """The default bucket of Box identities: the namespace of Box file ids."""

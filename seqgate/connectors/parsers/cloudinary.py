@@ -65,18 +65,18 @@ from seqgate.connectors.parsers.results import (
     whole_message_rejection,
 )
 from seqgate.connectors.parsers.webhook_fields import derived_event_id, optional_count, required_id
+from seqgate.schemas.kinds import EventKind
 from seqgate.schemas.reasons import RecordRejected, RejectReason
-from seqgate.schemas.records import EventKind, ObjectEvent
+from seqgate.schemas.records import ObjectEvent
+from seqgate.schemas.sources import CLOUDINARY_SOURCE
 
 __all__ = [
     "CLOUDINARY_NOTIFICATION_TYPES",
     "CLOUDINARY_SCHEME",
-    "CLOUDINARY_SOURCE",
     "looks_like_cloudinary",
     "parse_cloudinary",
 ]
 
-CLOUDINARY_SOURCE: Final = "cloudinary"
 CLOUDINARY_SCHEME: Final = "cloudinary"
 CLOUDINARY_NOTIFICATION_TYPES: Final = ("upload", "delete", "rename")
 """The ``notification_type`` values seqgate maps."""

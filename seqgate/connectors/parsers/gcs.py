@@ -84,17 +84,16 @@ from seqgate.connectors.parsers.results import (
     result_or_rejection,
     whole_message_rejection,
 )
-from seqgate.connectors.parsers.s3.event_names import METADATA_CHANGED
 from seqgate.schemas.identity import sequencer_event_id
+from seqgate.schemas.kinds import METADATA_CHANGED, EventKind
 from seqgate.schemas.reasons import RecordRejected, RejectReason
-from seqgate.schemas.records import EventKind, ObjectEvent
+from seqgate.schemas.records import ObjectEvent
+from seqgate.schemas.sources import GCS_SOURCE
 
 __all__ = [
     "GCS_EVENT_TYPES",
     "GCS_KIND_DESCRIPTIONS",
     "GCS_SCHEME",
-    "GCS_SOURCE",
-    "METADATA_CHANGED",
     "OVERWRITTEN_GENERATION",
     "POSITION_WIDTH",
     "gcs_event_id",
@@ -102,9 +101,6 @@ __all__ = [
     "looks_like_gcs",
     "parse_gcs",
 ]
-
-GCS_SOURCE: Final = "gcs"
-"""The ``source`` of events parsed from GCS notifications."""
 
 GCS_SCHEME: Final = "gs"
 """The identity scheme of GCS objects: ``gs://<bucket>/<name>``."""

@@ -84,22 +84,19 @@ from seqgate.connectors.parsers.json_fields import (
 )
 from seqgate.connectors.parsers.results import Ignored, ParsedItem, ParseResult, result_or_rejection
 from seqgate.connectors.parsers.s3.event_ids import fallback_event_id
-from seqgate.connectors.parsers.s3.event_names import CREATED, METADATA_CHANGED, REMOVED
 from seqgate.schemas.identity import object_identity, sequencer_event_id
+from seqgate.schemas.kinds import CREATED, METADATA_CHANGED, REMOVED
 from seqgate.schemas.reasons import RecordRejected, RejectReason
 from seqgate.schemas.records import ObjectEvent
+from seqgate.schemas.sources import SUPABASE_SOURCE
 
 __all__ = [
-    "METADATA_CHANGED",
     "SUPABASE_SCHEME",
-    "SUPABASE_SOURCE",
     "looks_like_supabase",
     "parse_supabase",
     "supabase_event_id",
 ]
 
-SUPABASE_SOURCE: Final = "supabase"
-"""The ``source`` of events parsed from Supabase Storage webhooks."""
 
 SUPABASE_SCHEME: Final = "supabase"
 """The identity scheme: ``supabase://<bucket_id>/<name>``."""

@@ -26,10 +26,11 @@ from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
 from seqgate.connectors.parsers.results import ParsedItem, ParseResult
 from seqgate.connectors.publish.dead_letters import rejected_record
-from seqgate.schemas.codec import OBJECT_EVENT, REJECTED_RECORD, CodecError
+from seqgate.schemas.codec import OBJECT_EVENT, REJECTED_RECORD
 from seqgate.schemas.identity import event_identity
 from seqgate.schemas.reasons import Rejection, RejectReason
 from seqgate.schemas.records import ObjectEvent
+from seqgate.schemas.wire import CodecError
 from seqgate.streams.runtime.kafka_clients import client_config
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
 

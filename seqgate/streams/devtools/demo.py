@@ -23,8 +23,9 @@ from confluent_kafka.admin import AdminClient
 
 from seqgate.connectors.parsers.normalize import normalize
 from seqgate.connectors.publish.publisher import EventPublisher, Topics
+from seqgate.schemas.outcomes import Outcome
 from seqgate.streams.devtools.samples import s3_notification, s3_record, to_bytes
-from seqgate.streams.rules.policy import Outcome, Policy
+from seqgate.streams.rules.policy import Policy
 from seqgate.streams.runtime.kafka_clients import client_config
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
 from seqgate.streams.runtime.topics import create_topics, pipeline_topics

@@ -34,9 +34,10 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
-from seqgate.schemas.codec import OUTBOX_RECORD, REJECTED_RECORD, CodecError
+from seqgate.schemas.codec import OUTBOX_RECORD, REJECTED_RECORD
 from seqgate.schemas.identity import event_identity
 from seqgate.schemas.records import RejectedRecord
+from seqgate.schemas.wire import CodecError
 from seqgate.streams.dispatch.destinations import Destination, Item, Outcome, Result, TransientError
 from seqgate.streams.dispatch.keys import InvalidVersion, version_key
 from seqgate.streams.rules.policy import Policy

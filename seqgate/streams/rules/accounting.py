@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from seqgate.streams.rules.policy import OUTCOMES, Outcome
+from seqgate.schemas.outcomes import OUTCOMES, Outcome
 
 
 @dataclass

@@ -14,11 +14,11 @@ from typing import Protocol
 from seqgate.schemas.codec import SEEN_EVENT, WATERMARK, watermark_position
 from seqgate.schemas.identity import event_identity
 from seqgate.schemas.limits import FieldLimitError, check_event
+from seqgate.schemas.outcomes import Outcome
 from seqgate.schemas.reasons import RejectReason
 from seqgate.schemas.records import ObjectEvent, OutboxRecord, SeenEvent, Watermark
+from seqgate.schemas.sources import KNOWN_SOURCES
 from seqgate.streams.rules.policy import (
-    KNOWN_SOURCES,
-    Outcome,
     Policy,
     Trust,
     UndecidableEvent,
@@ -26,7 +26,7 @@ from seqgate.streams.rules.policy import (
     decide_position,
     expired,
 )
-from seqgate.streams.state.store import (
+from seqgate.streams.state.keys import (
     STREAM_TIME_KEY,
     decode_stream_time,
     encode_stream_time,

@@ -28,20 +28,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from seqgate.connectors.parsers.s3.event_names import KIND_DESCRIPTIONS
+from seqgate.schemas.kinds import CREATED, KIND_DESCRIPTIONS
 from seqgate.schemas.ordering import NUMERIC_SEQUENCER_ORDER, PositionOrder, order_named
+from seqgate.schemas.outcomes import Outcome
 from seqgate.schemas.reasons import RejectReason
-from seqgate.schemas.records import EventKind, ObjectEvent, SeenEvent, Watermark
-
-
-class Outcome(StrEnum):
-    ACCEPTED = "accepted"
-    DUPLICATE = "duplicate"
-    STALE = "stale"
-    LATE = "late"
-    FILTERED = "filtered"
-    IGNORED = "ignored"
-    REJECTED = "rejected"
+from seqgate.schemas.records import ObjectEvent, SeenEvent, Watermark
+from seqgate.schemas.sources import AZURE_SOURCE, KNOWN_SOURCES, MINIO_SOURCE, S3_SOURCE
 
 
 class Trust(StrEnum):
@@ -49,18 +41,13 @@ class Trust(StrEnum):
     DEDUPE = "dedupe"
 
 
-OUTCOMES: tuple[Outcome, ...] = tuple(Outcome)
-DEFAULT_ADMITTED_KINDS: frozenset[str] = frozenset({EventKind.CREATED.value})
-DEFAULT_ORDERED_SOURCES: frozenset[str] = frozenset({"s3", "azure"})
+DEFAULT_ADMITTED_KINDS: frozenset[str] = frozenset({CREATED})
+DEFAULT_ORDERED_SOURCES: frozenset[str] = frozenset({S3_SOURCE, AZURE_SOURCE})
 DEFAULT_DEDUPE_WINDOW_MS = 24 * 60 * 60 * 1000
-KNOWN_KINDS: frozenset[str] = frozenset(KIND_DESCRIPTIONS)
-KNOWN_SOURCES: frozenset[str] = frozenset(
-    {"s3", "minio", "azure", "gcs", "supabase", "b2", "box", "cloudinary", "appwrite"}
-)
-"""The `source` values the bridge writes (one per provider parser)."""
+KNOWN_KINDS: frozenset[str] = frozenset(kind.value for kind in KIND_DESCRIPTIONS)
 
 # Sources whose positions have their own comparison whatever --ordering says.
-_SOURCE_ORDERS: dict[str, PositionOrder] = {"minio": NUMERIC_SEQUENCER_ORDER}
+_SOURCE_ORDERS: dict[str, PositionOrder] = {MINIO_SOURCE: NUMERIC_SEQUENCER_ORDER}
 
 
 class PolicyError(ValueError):

@@ -34,7 +34,7 @@ from prometheus_client import (
 from prometheus_client.core import CounterMetricFamily
 from prometheus_client.registry import Collector
 
-from seqgate.streams.rules.policy import Outcome
+from seqgate.schemas.outcomes import Outcome
 
 log = logging.getLogger(__name__)
 

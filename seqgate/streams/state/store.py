@@ -8,14 +8,7 @@ offset they reflect. A crash before the commit leaves RocksDB untouched; a
 crash after it leaves RocksDB behind the changelog, and the restore on the
 next assignment catches up from the stored offset.
 
-Changelog keys (and so state keys):
-
-* an object identity (`s3://bucket/key`) → its `Watermark` (ordered sources);
-* NUL `seen` NUL <event id> → a `SeenEvent` (dedupe-only sources);
-* NUL `stream-time` → the partition's highest record time of a dedupe-only
-  event, as ASCII digits.
-
-Identities never start with NUL, so the three never collide.
+Changelog keys, and so state keys, are laid out in `seqgate.streams.state.keys`.
 
 Next to them each store records its identity (`StoreIdentity`: which
 application, input partition and changelog it mirrors), and every RocksDB
@@ -40,9 +33,13 @@ from rocksdict import Options, Rdict, ReadOptions, WriteBatch, WriteOptions
 
 from seqgate.schemas.codec import SEEN_EVENT, WATERMARK
 from seqgate.schemas.records import SeenEvent, Watermark
-
-SEEN_PREFIX = b"\x00seen\x00"
-STREAM_TIME_KEY = b"\x00stream-time"
+from seqgate.streams.state.keys import (
+    SEEN_PREFIX,
+    STREAM_TIME_KEY,
+    decode_stream_time,
+    seen_key,
+    watermark_key,
+)
 
 _MIRROR = b"c:"  # changelog key -> value
 _EXPIRY = b"x:"  # record time (8 bytes, big-endian) + event id -> b"" (purge index)
@@ -52,22 +49,6 @@ _TIME = struct.Struct(">q")
 
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
-
-
-def watermark_key(identity: str) -> bytes:
-    return identity.encode("utf-8")
-
-
-def seen_key(event_id: str) -> bytes:
-    return SEEN_PREFIX + event_id.encode("utf-8")
-
-
-def encode_stream_time(value: int) -> bytes:
-    return str(value).encode("ascii")
-
-
-def decode_stream_time(value: bytes) -> int:
-    return int(value.decode("ascii"))
 
 
 # One store per input partition, many per worker: RocksDB's default memtable

@@ -28,12 +28,13 @@ from confluent_kafka import (
 )
 from confluent_kafka.admin import AdminClient, OffsetSpec  # type: ignore[attr-defined]
 
-from seqgate.schemas.codec import WATERMARK, CodecError
+from seqgate.schemas.codec import WATERMARK
 from seqgate.schemas.identity import identity_partition
 from seqgate.schemas.records import Watermark
+from seqgate.schemas.wire import CodecError
 from seqgate.streams.runtime.kafka_clients import client_config
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
-from seqgate.streams.state.store import watermark_key
+from seqgate.streams.state.keys import watermark_key
 from seqgate.streams.tools.replay import InputRecord
 
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from seqgate.schemas.codec import OBJECT_EVENT, WATERMARK, CodecError
+from seqgate.schemas.codec import OBJECT_EVENT, WATERMARK
 from seqgate.schemas.records import OutboxRecord, Watermark
+from seqgate.schemas.wire import CodecError
 from seqgate.streams.rules.decider import InputPosition, decide_record, record_identity
 from seqgate.streams.rules.policy import Policy, UndecidableEvent
 

@@ -18,13 +18,14 @@ from dataclasses import asdict, dataclass, field
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
-from seqgate.schemas.codec import OUTBOX_RECORD, REJECTED_RECORD, SEEN_EVENT, WATERMARK, CodecError
+from seqgate.schemas.codec import OUTBOX_RECORD, REJECTED_RECORD, SEEN_EVENT, WATERMARK
 from seqgate.schemas.reasons import RejectReason
 from seqgate.schemas.records import OutboxRecord
+from seqgate.schemas.wire import CodecError
 from seqgate.streams.rules.policy import Policy, Trust, expired
 from seqgate.streams.runtime.kafka_clients import client_config
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
-from seqgate.streams.state.store import SEEN_PREFIX, STREAM_TIME_KEY, decode_stream_time
+from seqgate.streams.state.keys import SEEN_PREFIX, STREAM_TIME_KEY, decode_stream_time
 from seqgate.streams.tools.inspect import read_records
 from seqgate.streams.tools.replay import InputRecord, PartitionReplay
 

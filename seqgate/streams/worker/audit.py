@@ -14,10 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from seqgate.schemas.codec import DECISION_RECORD, watermark_position
+from seqgate.schemas.outcomes import Outcome
 from seqgate.schemas.records import DecisionRecord, ObjectEvent
 from seqgate.streams.rules.decider import StateView
-from seqgate.streams.rules.policy import Outcome
-from seqgate.streams.state.store import watermark_key
+from seqgate.streams.state.keys import watermark_key
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,12 +32,14 @@ from confluent_kafka import (
     TopicPartition,
 )
 
-from seqgate.schemas.codec import OBJECT_EVENT, REJECTED_RECORD, CodecError, encode_outbox
+from seqgate.schemas.codec import OBJECT_EVENT, REJECTED_RECORD, encode_outbox
+from seqgate.schemas.outcomes import Outcome
 from seqgate.schemas.reasons import RejectReason
 from seqgate.schemas.records import ObjectEvent, RejectedRecord
+from seqgate.schemas.wire import CodecError
 from seqgate.streams.rules.accounting import OutcomeCounters
 from seqgate.streams.rules.decider import InputPosition, decide_record, purgeable, record_identity
-from seqgate.streams.rules.policy import Outcome, UndecidableEvent
+from seqgate.streams.rules.policy import UndecidableEvent
 from seqgate.streams.runtime.faults import FaultInjector, FaultPoint
 from seqgate.streams.runtime.kafka_clients import consumer_failure, is_fatal
 from seqgate.streams.runtime.metrics import WorkerMetrics
@@ -49,15 +51,9 @@ from seqgate.streams.runtime.transactions import (
     flush,
     rewind_to_committed,
 )
-from seqgate.streams.state.partition_stores import PartitionStores, describe_unavailable
+from seqgate.streams.state.keys import STREAM_TIME_KEY, decode_stream_time
 from seqgate.streams.state.restore import restore_consumer_config
-from seqgate.streams.state.store import (
-    STREAM_TIME_KEY,
-    PartitionStore,
-    StateDamaged,
-    StateUnavailable,
-    decode_stream_time,
-)
+from seqgate.streams.state.store import PartitionStore, StateDamaged, StateUnavailable
 from seqgate.streams.worker.audit import (
     Decision as Decision,  # re-exported: on_commit receives them
 )
@@ -66,6 +62,7 @@ from seqgate.streams.worker.config import WorkerConfig as WorkerConfig  # re-exp
 from seqgate.streams.worker.config import consumer_config, producer_config
 from seqgate.streams.worker.errors import WorkerFatalError as WorkerFatalError  # re-exported
 from seqgate.streams.worker.liveness import PartitionProgress, StallWatch, readable_partitions
+from seqgate.streams.worker.partition_stores import PartitionStores, describe_unavailable
 from seqgate.streams.worker.pending import OverlayView, PendingState, coordinates
 from seqgate.streams.worker.refused import UNWRITABLE_CODES, RefusedRecords
 

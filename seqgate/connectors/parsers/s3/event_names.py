@@ -9,18 +9,8 @@ it: the MinIO table (:mod:`seqgate.connectors.parsers.s3.minio`) is built from t
 :class:`S3EventName` entries, and an envelope whose own vocabulary differs
 (EventBridge's detail types) can translate into these kinds.
 
-The kinds:
-
-* Three kinds change *which content a key names*, so S3 always stamps them
-  with the object's ``sequencer``, and the processor orders them by it:
-  ``created``, ``removed`` and ``version_removed`` (:data:`SEQUENCED_KINDS`).
-  A record of one of these kinds without a valid sequencer is rejected
-  (``invalid_sequencer``).
-* Every other kind reports something about an object whose content stays the
-  same (a restore, a storage-class move, tags, an ACL, replication status, a
-  lost RRS object). AWS documents the sequencer for writes and deletes only,
-  so for these it is optional: absent means no position, present means it is
-  validated like any other sequencer.
+The kinds themselves, with their meanings and which of them are sequenced,
+live in :mod:`seqgate.schemas.kinds`; this module only maps S3's names to them.
 
 Deletions depend on the record: ``ObjectRemoved:Delete`` and
 ``LifecycleExpiration:Delete`` permanently delete what they name. With a
@@ -39,98 +29,34 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
 
-from seqgate.schemas.records import EventKind
+from seqgate.schemas.kinds import (
+    ACCESS_TIER_CHANGED,
+    ACL_CHANGED,
+    CREATED,
+    KIND_DESCRIPTIONS,
+    OBJECT_LOST,
+    REMOVED,
+    REPLICATION_AFTER_THRESHOLD,
+    REPLICATION_FAILED,
+    REPLICATION_MISSED_THRESHOLD,
+    REPLICATION_NOT_TRACKED,
+    RESTORE_EXPIRED,
+    RESTORE_STARTED,
+    RESTORED,
+    SEQUENCED_KINDS,
+    STORAGE_CLASS_CHANGED,
+    TAGS_CHANGED,
+    VERSION_REMOVED,
+)
 
 __all__ = [
-    "ACCESSED",
-    "ACCESS_TIER_CHANGED",
-    "ACL_CHANGED",
-    "CREATED",
-    "KIND_DESCRIPTIONS",
-    "METADATA_CHANGED",
-    "OBJECT_LOST",
-    "REMOVED",
-    "REPLICATION_AFTER_THRESHOLD",
-    "REPLICATION_FAILED",
-    "REPLICATION_MISSED_THRESHOLD",
-    "REPLICATION_NOT_TRACKED",
-    "RESTORED",
-    "RESTORE_EXPIRED",
-    "RESTORE_STARTED",
-    "RETENTION_CHANGED",
     "S3_EVENT_NAMES",
-    "SEQUENCED_KINDS",
-    "STORAGE_CLASS_CHANGED",
-    "TAGS_CHANGED",
-    "TRANSITION_FAILED",
-    "VERSION_REMOVED",
     "S3EventName",
     "event_name_info",
     "kind_for",
     "name_table",
     "summarize_names",
 ]
-
-# --------------------------------------------------------------------------- kinds
-
-CREATED: Final = EventKind.CREATED.value
-REMOVED: Final = EventKind.REMOVED.value
-VERSION_REMOVED: Final = EventKind.VERSION_REMOVED.value
-RESTORE_STARTED: Final = "restore_started"
-RESTORED: Final = "restored"
-RESTORE_EXPIRED: Final = "restore_expired"
-OBJECT_LOST: Final = "object_lost"
-REPLICATION_FAILED: Final = "replication_failed"
-REPLICATION_MISSED_THRESHOLD: Final = "replication_missed_threshold"
-REPLICATION_AFTER_THRESHOLD: Final = "replication_after_threshold"
-REPLICATION_NOT_TRACKED: Final = "replication_not_tracked"
-STORAGE_CLASS_CHANGED: Final = "storage_class_changed"
-ACCESS_TIER_CHANGED: Final = "access_tier_changed"
-TAGS_CHANGED: Final = "tags_changed"
-ACL_CHANGED: Final = "acl_changed"
-METADATA_CHANGED: Final = "metadata_changed"
-# Kinds only MinIO produces (seqgate.connectors.parsers.s3.minio); listed here so that one table
-# documents every kind seqgate emits.
-RETENTION_CHANGED: Final = "retention_changed"
-ACCESSED: Final = "accessed"
-TRANSITION_FAILED: Final = "transition_failed"
-
-KIND_DESCRIPTIONS: Final[dict[str, str]] = {
-    CREATED: "new content was written under the key (a new object, or a new version of it)",
-    REMOVED: "the key no longer names content: the object was deleted from an unversioned "
-    "bucket, or a delete marker now hides it",
-    VERSION_REMOVED: "one version was permanently deleted; other versions, and so the key, "
-    "may still exist",
-    RESTORE_STARTED: "a restore of an archived object was initiated",
-    RESTORED: "a restore completed: a temporary readable copy of the archived object exists",
-    RESTORE_EXPIRED: "the temporary restored copy expired; the archived object remains",
-    OBJECT_LOST: "S3 lost the object (Reduced Redundancy Storage); its content is gone",
-    REPLICATION_FAILED: "replicating the object to its destination failed",
-    REPLICATION_MISSED_THRESHOLD: "replication (with Replication Time Control) exceeded its "
-    "time threshold",
-    REPLICATION_AFTER_THRESHOLD: "the object was replicated, but after the time threshold",
-    REPLICATION_NOT_TRACKED: "the object's replication is no longer tracked by replication metrics",
-    STORAGE_CLASS_CHANGED: "a lifecycle rule moved the object to another storage class or tier",
-    ACCESS_TIER_CHANGED: "S3 Intelligent-Tiering moved the object into an archive access tier",
-    TAGS_CHANGED: "the object's tags were set or deleted; its content is unchanged",
-    ACL_CHANGED: "the object's access control list was set; its content is unchanged",
-    RETENTION_CHANGED: "the object's lock retention or legal hold was set (MinIO); its content "
-    "is unchanged",
-    ACCESSED: "the object or its metadata was read (MinIO); nothing changed",
-    TRANSITION_FAILED: "a lifecycle transition to a remote tier failed (MinIO); the object "
-    "stays where it was",
-    METADATA_CHANGED: "the object's metadata, name or place changed; its content is unchanged "
-    "(GCS metadata updates, Box moves and renames, Supabase and Appwrite row updates)",
-}
-"""Every kind seqgate emits, with its meaning (one line each); S3's own and the few
-other providers add (see docs/kinds.md)."""
-
-SEQUENCED_KINDS: Final = frozenset({CREATED, REMOVED, VERSION_REMOVED})
-"""Kinds that change the content a key names: the source always sends a
-sequencer for them, and the processor orders them by it."""
-
-
-# --------------------------------------------------------------------------- names
 
 
 @dataclass(frozen=True, slots=True)

@@ -100,7 +100,8 @@ from seqgate.connectors.parsers.json_fields import (
     show,
 )
 from seqgate.connectors.parsers.results import ParseResult, result_or_rejection
-from seqgate.connectors.parsers.s3.event_names import (
+from seqgate.schemas.identity import S3_SCHEME
+from seqgate.schemas.kinds import (
     ACCESS_TIER_CHANGED,
     ACL_CHANGED,
     CREATED,
@@ -112,10 +113,9 @@ from seqgate.connectors.parsers.s3.event_names import (
     TAGS_CHANGED,
     VERSION_REMOVED,
 )
-from seqgate.connectors.parsers.s3.native import S3_SOURCE
-from seqgate.schemas.identity import S3_SCHEME
 from seqgate.schemas.reasons import RecordRejected, RejectReason
 from seqgate.schemas.records import ObjectEvent
+from seqgate.schemas.sources import S3_SOURCE
 
 __all__ = [
     "EVENTBRIDGE_KINDS",

@@ -64,7 +64,9 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
-from seqgate.connectors.parsers.s3.event_names import (
+from seqgate.connectors.parsers.s3.event_names import S3EventName, name_table, summarize_names
+from seqgate.schemas.identity import sequencer_event_id
+from seqgate.schemas.kinds import (
     ACCESSED,
     CREATED,
     REMOVED,
@@ -75,11 +77,7 @@ from seqgate.connectors.parsers.s3.event_names import (
     TAGS_CHANGED,
     TRANSITION_FAILED,
     VERSION_REMOVED,
-    S3EventName,
-    name_table,
-    summarize_names,
 )
-from seqgate.schemas.identity import sequencer_event_id
 from seqgate.schemas.ordering import NUMERIC_SEQUENCER_ORDER
 
 __all__ = [
@@ -88,7 +86,6 @@ __all__ = [
     "MINIO_NAMES_SUMMARY",
     "MINIO_SCHEMA_EXPECTATION",
     "MINIO_SCHEME",
-    "MINIO_SOURCE",
     "MINIO_UNMAPPED_NAMES",
     "accepts_schema_version",
     "minio_event_id",
@@ -99,8 +96,6 @@ __all__ = [
 MINIO_EVENT_SOURCE: Final = "minio:s3"
 """The ``eventSource`` of MinIO records."""
 
-MINIO_SOURCE: Final = "minio"
-"""The ``source`` of events parsed from MinIO records."""
 
 MINIO_SCHEME: Final = "minio"
 """The identity scheme of MinIO objects: ``minio://<bucket>/<key>``."""

@@ -127,19 +127,17 @@ from seqgate.connectors.parsers.s3.object_keys import object_key
 from seqgate.schemas.identity import S3_SCHEME
 from seqgate.schemas.reasons import RecordRejected, RejectReason
 from seqgate.schemas.records import ObjectEvent
+from seqgate.schemas.sources import MINIO_SOURCE, S3_SOURCE
 
 __all__ = [
     "DEFAULT_S3_PARSE_OPTIONS",
     "S3_EVENT_SOURCE",
-    "S3_SOURCE",
     "S3_TEST_EVENT",
     "ParseResult",
     "S3ParseOptions",
     "parse_s3_records",
 ]
 
-S3_SOURCE: Final = "s3"
-"""The ``source`` of events parsed from Amazon S3 records (MinIO's: ``minio``)."""
 
 S3_EVENT_SOURCE: Final = "aws:s3"
 """The ``eventSource`` of Amazon S3 records (MinIO's is ``minio:s3``)."""
@@ -227,7 +225,7 @@ _S3_RULES: Final = _Rules(
 _MINIO_RULES: Final = _Rules(
     provider="MinIO",
     event_source=minio.MINIO_EVENT_SOURCE,
-    source=minio.MINIO_SOURCE,
+    source=MINIO_SOURCE,
     scheme=minio.MINIO_SCHEME,
     names=minio.MINIO_EVENT_NAMES,
     names_summary="these MinIO event names: " + minio.MINIO_NAMES_SUMMARY,
