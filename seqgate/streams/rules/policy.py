@@ -32,6 +32,7 @@ from seqgate.connectors.parsers.s3.event_names import KIND_DESCRIPTIONS
 from seqgate.schemas.ordering import NUMERIC_SEQUENCER_ORDER, PositionOrder, order_named
 from seqgate.schemas.reasons import RejectReason
 from seqgate.schemas.records import EventKind, ObjectEvent, SeenEvent, Watermark
+from seqgate.streams.runtime.errors import UsageError
 
 
 class Outcome(StrEnum):
@@ -63,7 +64,7 @@ KNOWN_SOURCES: frozenset[str] = frozenset(
 _SOURCE_ORDERS: dict[str, PositionOrder] = {"minio": NUMERIC_SEQUENCER_ORDER}
 
 
-class PolicyError(ValueError):
+class PolicyError(UsageError, ValueError):
     """A policy setting is invalid; ``setting`` names it (``admitted_kinds``, ...)."""
 
     def __init__(self, setting: str, message: str) -> None:

@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from seqgate.streams.devtools.broker import security as sec
+from seqgate.streams.runtime.errors import UsageError
 
 __all__ = [
     "KAFKA_VERSION",
@@ -87,7 +88,7 @@ _MAVEN_INSTALL_HINT = "install Apache Maven 3.8+ (apt-get install maven) or put 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
-class BrokerError(Exception):
+class BrokerError(UsageError):
     """An expected failure of the development broker, with a message meant for humans.
 
     ``message`` is one line; ``detail`` (optional, multi-line) is the tail of the relevant log
