@@ -4,6 +4,7 @@ Cloudinary, Appwrite): their secrets, checked together, become one `WebhookSetti
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,61 +16,16 @@ from seqgate.streams.runtime.errors import UsageError
 
 if TYPE_CHECKING:
     from seqgate.connectors.auth.gcs_oidc import GcsPushVerifier
+    from seqgate.connectors.sources.webhook_routes import WebhookSettings
 
 
 def webhook_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """The provider routes' options of `bridge http`; the command receives one `webhooks`."""
+    names = list(inspect.signature(webhook_settings).parameters)
 
     @functools.wraps(func)
-    def with_webhooks(
-        *args: Any,
-        gcs_audience: str | None,
-        gcs_jwks_file: str | None,
-        gcs_service_account: str | None,
-        azure_secret: str | None,
-        supabase_secret: str | None,
-        b2_signing_secret: str | None,
-        box_primary_key: str | None,
-        box_secondary_key: str | None,
-        cloudinary_api_secret: str | None,
-        cloudinary_cloud_name: str | None,
-        cloudinary_signature_algorithm: str,
-        appwrite_signature_key: str | None,
-        appwrite_webhook_url: str | None,
-        **kwargs: Any,
-    ) -> Any:
-        from seqgate.connectors.sources.webhook_routes import (
-            AppwriteSettings,
-            CloudinarySettings,
-            WebhookSettings,
-        )
-
-        cloudinary = _together(
-            ("--cloudinary-api-secret", cloudinary_api_secret),
-            ("--cloudinary-cloud-name", cloudinary_cloud_name),
-        )
-        appwrite = _together(
-            ("--appwrite-signature-key", appwrite_signature_key),
-            ("--appwrite-webhook-url", appwrite_webhook_url),
-        )
-        try:
-            cloudinary_settings = (
-                CloudinarySettings(*cloudinary, cloudinary_signature_algorithm)
-                if cloudinary
-                else None
-            )
-        except ValueError as error:
-            raise UsageError(f"--cloudinary-cloud-name: {error}") from error
-        kwargs["webhooks"] = WebhookSettings(
-            gcs=_gcs_verifier(gcs_audience, gcs_jwks_file, gcs_service_account),
-            azure_secret=azure_secret or None,
-            supabase_secret=supabase_secret or None,
-            b2_signing_secret=b2_signing_secret or None,
-            box_primary_key=box_primary_key or None,
-            box_secondary_key=box_secondary_key or None,
-            cloudinary=cloudinary_settings,
-            appwrite=AppwriteSettings(*appwrite) if appwrite else None,
-        )
+    def with_webhooks(*args: Any, **kwargs: Any) -> Any:
+        kwargs["webhooks"] = webhook_settings(**{name: kwargs.pop(name) for name in names})
         return func(*args, **kwargs)
 
     options = [
@@ -164,6 +120,54 @@ def webhook_options(func: Callable[..., Any]) -> Callable[..., Any]:
         ),
     ]
     return stacked(with_webhooks, options)
+
+
+def webhook_settings(
+    gcs_audience: str | None,
+    gcs_jwks_file: str | None,
+    gcs_service_account: str | None,
+    azure_secret: str | None,
+    supabase_secret: str | None,
+    b2_signing_secret: str | None,
+    box_primary_key: str | None,
+    box_secondary_key: str | None,
+    cloudinary_api_secret: str | None,
+    cloudinary_cloud_name: str | None,
+    cloudinary_signature_algorithm: str,
+    appwrite_signature_key: str | None,
+    appwrite_webhook_url: str | None,
+) -> WebhookSettings:
+    """The provider routes from their options; a secret without its partner is refused."""
+    from seqgate.connectors.sources.webhook_routes import (
+        AppwriteSettings,
+        CloudinarySettings,
+        WebhookSettings,
+    )
+
+    cloudinary = _together(
+        ("--cloudinary-api-secret", cloudinary_api_secret),
+        ("--cloudinary-cloud-name", cloudinary_cloud_name),
+    )
+    appwrite = _together(
+        ("--appwrite-signature-key", appwrite_signature_key),
+        ("--appwrite-webhook-url", appwrite_webhook_url),
+    )
+    try:
+        cloudinary_settings = (
+            CloudinarySettings(*cloudinary, cloudinary_signature_algorithm) if cloudinary else None
+        )
+    except ValueError as error:
+        raise UsageError(f"--cloudinary-cloud-name: {error}") from error
+    return WebhookSettings(
+        gcs=_gcs_verifier(gcs_audience, gcs_jwks_file, gcs_service_account),
+        azure_secret=azure_secret or None,
+        supabase_secret=supabase_secret or None,
+        b2_signing_secret=b2_signing_secret or None,
+        box_primary_key=box_primary_key or None,
+        box_secondary_key=box_secondary_key or None,
+        cloudinary=cloudinary_settings,
+        appwrite=AppwriteSettings(*appwrite) if appwrite else None,
+    )
 
 
 def _together(
