@@ -37,6 +37,7 @@ from enum import StrEnum
 from typing import Any, Final
 
 from seqgate.connectors.parsers.s3.event_names import S3_EVENT_NAMES
+from seqgate.streams.runtime.errors import UsageError
 
 __all__ = [
     "CREATED_FAMILY",
@@ -80,7 +81,7 @@ _ARN: Final = re.compile(r"arn:(aws|aws-cn|aws-us-gov):(sqs|sns):([a-z0-9-]+):([
 _ACCOUNT_ID: Final = re.compile(r"[0-9]{12}")
 
 
-class NotificationSetupError(ValueError):
+class NotificationSetupError(UsageError, ValueError):
     """A request refused before anything is written; ``option`` is the flag at fault."""
 
     def __init__(self, option: str, message: str) -> None:

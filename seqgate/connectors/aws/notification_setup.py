@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from seqgate.connectors.aws.notification_rules import EVENTBRIDGE_SECTION, SECTIONS
+from seqgate.streams.runtime.errors import UsageError
 
 __all__ = [
     "AwsSetupError",
@@ -20,7 +21,7 @@ __all__ = [
 ]
 
 
-class AwsSetupError(RuntimeError):
+class AwsSetupError(UsageError, RuntimeError):
     """S3 refused a request, or could not be reached."""
 
 

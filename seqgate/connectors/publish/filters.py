@@ -28,9 +28,10 @@ from dataclasses import dataclass
 
 from seqgate.connectors.parsers.results import ParseResult
 from seqgate.schemas.records import ObjectEvent
+from seqgate.streams.runtime.errors import UsageError
 
 
-class FilterError(ValueError):
+class FilterError(UsageError, ValueError):
     """A filter setting that cannot mean what its author wanted."""
 
 

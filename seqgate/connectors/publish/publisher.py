@@ -31,11 +31,12 @@ from seqgate.schemas.identity import event_identity
 from seqgate.schemas.reasons import Rejection, RejectReason
 from seqgate.schemas.records import ObjectEvent
 from seqgate.schemas.wire import CodecError
+from seqgate.streams.runtime.errors import CommandFailed
 from seqgate.streams.runtime.kafka_clients import client_config
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
 
 
-class PublishError(Exception):
+class PublishError(CommandFailed):
     """Kafka did not acknowledge everything: the source must not be acknowledged."""
 
 

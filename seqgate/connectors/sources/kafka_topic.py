@@ -45,6 +45,7 @@ from seqgate.connectors.publish.filters import BridgeTally, EventFilter
 from seqgate.connectors.publish.publisher import Topics
 from seqgate.schemas.codec import OBJECT_EVENT, REJECTED_RECORD
 from seqgate.schemas.identity import event_identity
+from seqgate.streams.runtime.errors import CommandFailed
 from seqgate.streams.runtime.faults import FaultInjector, FaultPoint
 from seqgate.streams.runtime.kafka_clients import PartitionEnds, client_config, is_fatal
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
@@ -59,7 +60,7 @@ from seqgate.streams.runtime.transactions import (
 log = logging.getLogger(__name__)
 
 
-class KafkaSourceFatalError(Exception):
+class KafkaSourceFatalError(CommandFailed):
     """The bridge cannot go on; restarting it with the same settings would not help."""
 
 

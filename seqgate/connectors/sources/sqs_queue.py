@@ -42,6 +42,7 @@ from seqgate.connectors.parsers.normalize import normalize
 from seqgate.connectors.parsers.s3.native import DEFAULT_S3_PARSE_OPTIONS, S3ParseOptions
 from seqgate.connectors.publish.filters import BridgeTally, EventFilter
 from seqgate.connectors.publish.publisher import EventPublisher, PublishError
+from seqgate.streams.runtime.errors import UsageError
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +68,7 @@ _REGION_IN_HOST = re.compile(
 )
 
 
-class SqsSourceError(Exception):
+class SqsSourceError(UsageError):
     """SQS refused the poller in a way that retrying will not cure."""
 
 

@@ -3,11 +3,11 @@
 Configuration precedence: command-line flags, then `SEQGATE_*` environment
 variables, then the optional YAML file given with `--config`, then defaults.
 
-One module per group of commands: `app` (the group and the config file),
-`options` (shared options), `offline` (parse), `topics` (topics create, check),
-`aws` (S3 notification set-up), `bridge` (file, sqs, kafka), `bridge_http` (http), `worker` (worker,
-verify, demo), `operate` (reset, watermark, status); `broker` comes from
-`seqgate.streams.cli.broker`, `bench` from `seqgate.streams.cli.bench`.
+One module per command, named for it (`bridge_http` for `bridge http`, ...); a group's
+module (`bridge`, `topics`, `aws`, `broker`) holds the group. Shared by them: `app` (the
+group, the config file, the one place expected errors end a command), `options` (shared
+options and how they become typed settings), `running` (signals, metrics endpoint, faults
+of the long-running commands), `webhook_options` (the provider secrets of `bridge http`).
 """
 
 from __future__ import annotations
@@ -16,10 +16,16 @@ from seqgate.streams.cli import (  # noqa: F401  (register commands)
     aws,
     bridge,
     bridge_http,
+    bridge_kafka,
+    bridge_sqs,
+    demo,
     dispatch,
-    offline,
-    operate,
+    parse,
+    reset,
+    status,
     topics,
+    verify,
+    watermark,
     worker,
 )
 from seqgate.streams.cli.app import cli

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import click
 import yaml
 from confluent_kafka import KafkaError, KafkaException
 
 from seqgate.streams.cli.options import setting
-from seqgate.streams.runtime.errors import CliError, CommandFailed, KafkaUnreachable
+from seqgate.streams.runtime.errors import (
+    CommandFailed,
+    KafkaUnreachable,
+    SeqgateError,
+    UsageError,
+)
 from seqgate.streams.runtime.kafka_reach import CONNECTION_CODES
 from seqgate.streams.runtime.logs import configure_logging, masked
 
@@ -21,13 +26,13 @@ def _load_config_file(path: str) -> dict[str, Any]:
     try:
         data = yaml.safe_load(Path(path).read_text())
     except OSError as error:
-        raise CliError(f"--config {path}: cannot read it ({error.strerror})") from error
+        raise UsageError(f"--config {path}: cannot read it ({error.strerror})") from error
     except yaml.YAMLError as error:
-        raise CliError(f"--config {path}: not valid YAML ({_yaml_problem(error)})") from error
+        raise UsageError(f"--config {path}: not valid YAML ({_yaml_problem(error)})") from error
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise CliError(f"--config {path}: expected a mapping of option names to values")
+        raise UsageError(f"--config {path}: expected a mapping of option names to values")
     return {str(name).replace("-", "_"): value for name, value in data.items()}
 
 
@@ -47,23 +52,46 @@ def _defaults_for(command: click.Command, values: dict[str, Any]) -> dict[str, A
     return {name: value for name, value in values.items() if name in names}
 
 
+class _ErrorLine(click.ClickException):
+    """A `SeqgateError` as click ends a command: `error: <message>` (and its detail lines)
+    on stderr, the family's exit code."""
+
+    def __init__(self, error: SeqgateError) -> None:
+        super().__init__(error.headline())
+        self.exit_code = error.exit_code  # type: ignore[misc]  # click: a ClassVar; here per error
+        self.detail = error.detail
+
+    def show(self, file: IO[str] | None = None) -> None:
+        click.echo(f"error: {self.format_message()}", err=True, file=file)
+        if self.detail:
+            click.echo(self.detail, err=True, file=file)
+
+
+def _kafka_failure(exception: KafkaException) -> SeqgateError:
+    """A Kafka error no command expected: unreachable for a lost connection, else failed."""
+    error = exception.args[0] if exception.args else None
+    if not isinstance(error, KafkaError):
+        return CommandFailed(f"Kafka: {masked(str(exception))}")
+    line = f"Kafka: {masked(error.str())} ({error.name()})"
+    if error.code() in CONNECTION_CODES:
+        return KafkaUnreachable(
+            f"{line}; check --bootstrap-servers, the network and the client properties"
+        )
+    return CommandFailed(line)
+
+
 class SeqgateGroup(click.Group):
-    """The root group: a Kafka error no command expected is still one line and an exit
+    """A group whose commands end on an expected error (`SeqgateError`) with one line and
+    its family's exit code; a Kafka error no command expected is still one line and an exit
     code (3 for a lost connection, 1 otherwise), never a traceback."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except KafkaException as exception:
-            error = exception.args[0] if exception.args else None
-            if not isinstance(error, KafkaError):
-                raise CommandFailed(f"Kafka: {masked(str(exception))}") from exception
-            line = f"Kafka: {masked(error.str())} ({error.name()})"
-            if error.code() in CONNECTION_CODES:
-                raise KafkaUnreachable(
-                    f"{line}; check --bootstrap-servers, the network and the client properties"
-                ) from exception
-            raise CommandFailed(line) from exception
+            raise _ErrorLine(_kafka_failure(exception)) from exception
+        except SeqgateError as error:
+            raise _ErrorLine(error) from error
 
 
 @click.group(

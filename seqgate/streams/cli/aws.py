@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 import click
@@ -11,7 +10,6 @@ import click
 from seqgate.connectors.aws.notification_rules import (
     DestinationKind,
     MergeResult,
-    NotificationSetupError,
     check_output_prefixes,
     check_region,
     destination_policy,
@@ -23,7 +21,6 @@ from seqgate.connectors.aws.notification_rules import (
     select_events,
 )
 from seqgate.connectors.aws.notification_setup import (
-    AwsSetupError,
     bucket_region,
     read_configuration,
     s3_client,
@@ -31,7 +28,7 @@ from seqgate.connectors.aws.notification_setup import (
 )
 from seqgate.streams.cli.app import cli
 from seqgate.streams.cli.options import F, setting
-from seqgate.streams.runtime.errors import CliError
+from seqgate.streams.runtime.errors import UsageError
 
 
 @cli.group()
@@ -58,14 +55,6 @@ def _bucket_and_destination(func: F) -> F:
         required=True,
         help="The bucket whose notifications to configure.",
     )(func)
-
-
-def _refusal(action: Callable[[], Any]) -> Any:
-    """Run ``action``; an expected refusal becomes one error line, exit 2."""
-    try:
-        return action()
-    except (NotificationSetupError, AwsSetupError) as error:
-        raise CliError(str(error)) from error
 
 
 @aws.command("configure-notifications")
@@ -129,9 +118,9 @@ def configure_notifications(
         --destination arn:aws:sqs:eu-west-1:111122223333:s3-events \\
         --prefix incoming/ --output-prefix processed/ --dry-run
     """
-    target = _refusal(lambda: parse_destination(destination))
+    target = parse_destination(destination)
     if target.kind is DestinationKind.EVENTBRIDGE and (events or prefix or suffix or rule_id):
-        raise CliError(
+        raise UsageError(
             "--events/--prefix/--suffix/--id: S3 sends every event to EventBridge, without"
             " filters; select events in the EventBridge rule's pattern instead"
         )
@@ -146,19 +135,19 @@ def configure_notifications(
         return merge_rule(current, new_rule(target, chosen, key_prefix, key_suffix, rule_id))
 
     # Refuse what the options alone decide before asking S3 anything.
-    _refusal(lambda: plan({}))
-    client = _refusal(lambda: s3_client(region, endpoint_url))
+    plan({})
+    client = s3_client(region, endpoint_url)
     if target.region is not None:
-        _refusal(lambda: check_region(target, bucket_region(client, bucket)))
-    current = _refusal(lambda: read_configuration(client, bucket))
-    result: MergeResult = _refusal(lambda: plan(current))
+        check_region(target, bucket_region(client, bucket))
+    current = read_configuration(client, bucket)
+    result: MergeResult = plan(current)
     if dry_run:
         click.echo(json.dumps(result.configuration, indent=2, sort_keys=True))
         return
     if not result.changed:
         click.echo(f"{result.note}; nothing written to bucket {bucket!r}")
         return
-    _refusal(lambda: write_configuration(client, bucket, result.configuration))
+    write_configuration(client, bucket, result.configuration)
     click.echo(f"bucket {bucket!r}: {result.note}")
 
 
@@ -185,6 +174,6 @@ def queue_policy(bucket: str, destination: str, account_id: str) -> None:
       seqgate aws queue-policy --bucket uploads --account-id 111122223333 \\
         --destination arn:aws:sqs:eu-west-1:111122223333:s3-events
     """
-    target = _refusal(lambda: parse_destination(destination))
-    policy = _refusal(lambda: destination_policy(target, bucket, account_id))
+    target = parse_destination(destination)
+    policy = destination_policy(target, bucket, account_id)
     click.echo(json.dumps(policy, indent=2))

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from seqgate.streams.cli.options import optional_kafka_options, reach
+from seqgate.streams.cli.options import optional_kafka_options
 from seqgate.streams.devtools.bench.workload import WorkloadSpec
+from seqgate.streams.runtime.kafka_reach import ensure_reachable
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
 
 if TYPE_CHECKING:
@@ -168,7 +169,7 @@ def bench(
         _compare_settings(settings, vary, rounds or 2, kafka, report)
         return
     if kafka is not None:
-        reach(kafka)
+        ensure_reachable(kafka)
     with broker(kafka) as (target, kafka_version):
         result = run_bench(settings, target, kafka_version)
     click.echo(table(result.figures))
@@ -199,7 +200,7 @@ def _compare_settings(
         "batch_size": settings.batch_size,
     }
     if kafka is not None:
-        reach(kafka)
+        ensure_reachable(kafka)
     with broker(kafka) as (target, _version):
         results = compare_variants(
             variants,

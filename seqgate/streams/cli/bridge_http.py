@@ -24,34 +24,178 @@ import json
 import resource
 import signal
 from collections.abc import Callable
-from pathlib import Path
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from seqgate.connectors.parsers.s3.native import S3ParseOptions
 from seqgate.connectors.publish.filters import EventFilter
-from seqgate.connectors.publish.publisher import EventPublisher, PublishError, Topics
-from seqgate.streams.cli.bridge import (
-    _bridge_topic_options,
-    bridge,
-)
+from seqgate.connectors.publish.publisher import PublishError
+from seqgate.streams.cli.bridge import Publishing, bridge, publishing_options
 from seqgate.streams.cli.options import (
-    _CommaList,
-    _items,
+    CommaList,
+    comma_items,
     filter_options,
     kafka_options,
-    reach,
     s3_parse_option,
     setting,
     stacked,
 )
-from seqgate.streams.runtime.errors import CliError
+from seqgate.streams.cli.webhook_options import webhook_options
+from seqgate.streams.runtime.errors import UsageError
+from seqgate.streams.runtime.kafka_reach import ensure_reachable
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
 
 if TYPE_CHECKING:
-    from seqgate.connectors.auth.gcs_oidc import GcsPushVerifier
+    from seqgate.connectors.sources.http_server import HttpBridge
+    from seqgate.connectors.sources.http_settings import HttpSettings
     from seqgate.connectors.sources.webhook_routes import WebhookSettings
+
+
+@dataclass(frozen=True, slots=True)
+class HttpOptions:
+    """The server's own options, as given: its limits, the S3-family routes' credentials
+    and the exposure rule."""
+
+    max_body_bytes: int
+    s3_token: str | None
+    no_s3: bool
+    allow_unauthenticated: bool
+    minio_token: str | None
+    eventbridge_header: str | None
+    sns_topic_arn: tuple[str, ...]
+    sns_max_age_seconds: int
+    header_timeout_seconds: float
+    body_timeout_seconds: float
+    max_connections: int
+    shutdown_timeout_seconds: float
+
+    def settings(self, webhooks: WebhookSettings) -> HttpSettings:
+        from seqgate.connectors.auth.sns_signature import CertificateCache, SnsVerifier
+        from seqgate.connectors.sources.http_settings import HttpSettings
+
+        topic_arns = frozenset(comma_items(self.sns_topic_arn))
+        return HttpSettings(
+            max_body_bytes=self.max_body_bytes,
+            header_timeout_s=self.header_timeout_seconds,
+            body_timeout_s=self.body_timeout_seconds,
+            max_connections=self.max_connections,
+            s3_token=self.s3_token or None,
+            s3_enabled=not self.no_s3,
+            minio_token=self.minio_token or None,
+            eventbridge_header=_header_secret(self.eventbridge_header or None),
+            sns=SnsVerifier(
+                topic_arns=topic_arns,
+                fetch_certificate=CertificateCache(),
+                max_age_seconds=float(self.sns_max_age_seconds),
+            )
+            if topic_arns
+            else None,
+            webhooks=webhooks,
+        )
+
+
+def http_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The server's options; the command receives one `http: HttpOptions`."""
+    names = [field.name for field in dataclasses.fields(HttpOptions)]
+
+    @functools.wraps(func)
+    def with_http(*args: Any, **kwargs: Any) -> Any:
+        kwargs["http"] = HttpOptions(**{name: kwargs.pop(name) for name in names})
+        return func(*args, **kwargs)
+
+    options = [
+        setting(
+            "--max-body-bytes",
+            "SEQGATE_HTTP_MAX_BODY_BYTES",
+            default=1024 * 1024,
+            type=click.IntRange(1, 1024 * 1024 * 1024),
+            help="Larger request bodies are refused with 413.",
+        ),
+        setting(
+            "--s3-token",
+            "SEQGATE_S3_TOKEN",
+            default=None,
+            help="Bearer token required on POST /s3. Without one, /s3 is served unauthenticated"
+            " only on a loopback --host, unless --allow-unauthenticated.",
+        ),
+        setting(
+            "--no-s3",
+            "SEQGATE_HTTP_NO_S3",
+            is_flag=True,
+            default=False,
+            help="Do not serve POST /s3 (only the routes whose secrets are configured).",
+        ),
+        setting(
+            "--allow-unauthenticated",
+            "SEQGATE_HTTP_ALLOW_UNAUTHENTICATED",
+            is_flag=True,
+            default=False,
+            help="Serve POST /s3 without --s3-token on a non-loopback --host (refused otherwise):"
+            " only where the network or a proxy already keeps strangers out.",
+        ),
+        setting(
+            "--minio-token",
+            "SEQGATE_MINIO_TOKEN",
+            default=None,
+            help="Bearer token of MinIO's webhook target (its auth_token); POST /minio is served"
+            " only when set.",
+        ),
+        setting(
+            "--eventbridge-header",
+            "SEQGATE_EVENTBRIDGE_HEADER",
+            default=None,
+            help="NAME:VALUE of the header an EventBridge API destination's connection sends"
+            " (API key authorization); POST /eventbridge is served only when set.",
+        ),
+        setting(
+            "--sns-topic-arn",
+            "SEQGATE_SNS_TOPIC_ARNS",
+            type=CommaList(),
+            multiple=True,
+            help="Topics whose signed SNS messages POST /sns accepts (and whose subscriptions it"
+            " confirms); repeat or separate with commas. /sns is served only when set.",
+        ),
+        setting(
+            "--sns-max-age-seconds",
+            "SEQGATE_SNS_MAX_AGE_SECONDS",
+            default=3600,
+            type=click.IntRange(1, None),
+            help="SNS messages whose Timestamp is further than this from now are refused (403).",
+        ),
+        setting(
+            "--header-timeout-seconds",
+            "SEQGATE_HTTP_HEADER_TIMEOUT_SECONDS",
+            default=10.0,
+            type=click.FloatRange(0, None, min_open=True),
+            help="A connection that has not sent a complete request head this long after it"
+            " was accepted (or after its previous reply: idle keep-alive) is closed.",
+        ),
+        setting(
+            "--body-timeout-seconds",
+            "SEQGATE_HTTP_BODY_TIMEOUT_SECONDS",
+            default=30.0,
+            type=click.FloatRange(0, None, min_open=True),
+            help="A request whose whole body has not arrived this long after its head is"
+            " answered 408 and its connection closed.",
+        ),
+        setting(
+            "--max-connections",
+            "SEQGATE_HTTP_MAX_CONNECTIONS",
+            default=1000,
+            type=click.IntRange(1, 1_000_000),
+            help="Connections open at once; another is answered 503 (Retry-After: 1) and closed.",
+        ),
+        setting(
+            "--shutdown-timeout-seconds",
+            "SEQGATE_HTTP_SHUTDOWN_TIMEOUT_SECONDS",
+            default=30.0,
+            type=click.FloatRange(0, None),
+            help="On SIGTERM, how long requests in flight may take to finish.",
+        ),
+    ]
+    return stacked(with_http, options)
 
 
 def _header_secret(value: str | None) -> tuple[str, str] | None:
@@ -61,160 +205,11 @@ def _header_secret(value: str | None) -> tuple[str, str] | None:
     name, colon, secret = value.partition(":")
     name, secret = name.strip(), secret.strip()
     if not colon or not name or not secret or any(c in name for c in " \t\r\n"):
-        raise CliError(
+        raise UsageError(
             "--eventbridge-header: expected NAME:VALUE (e.g. X-Seqgate-Secret:s3cr3t),"
             " the header your API destination's connection sends"
         )
     return name, secret
-
-
-def _webhook_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """The provider routes' options of `bridge http`; the command receives one `webhooks`."""
-
-    @functools.wraps(func)
-    def with_webhooks(
-        *args: Any,
-        gcs_audience: str | None,
-        gcs_jwks_file: str | None,
-        gcs_service_account: str | None,
-        azure_secret: str | None,
-        supabase_secret: str | None,
-        b2_signing_secret: str | None,
-        box_primary_key: str | None,
-        box_secondary_key: str | None,
-        cloudinary_api_secret: str | None,
-        cloudinary_cloud_name: str | None,
-        cloudinary_signature_algorithm: str,
-        appwrite_signature_key: str | None,
-        appwrite_webhook_url: str | None,
-        **kwargs: Any,
-    ) -> Any:
-        from seqgate.connectors.sources.webhook_routes import (
-            AppwriteSettings,
-            CloudinarySettings,
-            WebhookSettings,
-        )
-
-        cloudinary = _together(
-            ("--cloudinary-api-secret", cloudinary_api_secret),
-            ("--cloudinary-cloud-name", cloudinary_cloud_name),
-        )
-        appwrite = _together(
-            ("--appwrite-signature-key", appwrite_signature_key),
-            ("--appwrite-webhook-url", appwrite_webhook_url),
-        )
-        try:
-            cloudinary_settings = (
-                CloudinarySettings(*cloudinary, cloudinary_signature_algorithm)
-                if cloudinary
-                else None
-            )
-        except ValueError as error:
-            raise CliError(f"--cloudinary-cloud-name: {error}") from error
-        kwargs["webhooks"] = WebhookSettings(
-            gcs=_gcs_verifier(gcs_audience, gcs_jwks_file, gcs_service_account),
-            azure_secret=azure_secret or None,
-            supabase_secret=supabase_secret or None,
-            b2_signing_secret=b2_signing_secret or None,
-            box_primary_key=box_primary_key or None,
-            box_secondary_key=box_secondary_key or None,
-            cloudinary=cloudinary_settings,
-            appwrite=AppwriteSettings(*appwrite) if appwrite else None,
-        )
-        return func(*args, **kwargs)
-
-    options = [
-        setting(
-            "--gcs-audience",
-            "SEQGATE_GCS_AUDIENCE",
-            default=None,
-            help="Audience of the Pub/Sub push subscription's OIDC token (its push endpoint URL"
-            " unless set otherwise); POST /gcs is served only with --gcs-jwks-file.",
-        ),
-        setting(
-            "--gcs-jwks-file",
-            "SEQGATE_GCS_JWKS_FILE",
-            default=None,
-            help="JSON Web Key Set (a saved copy of https://www.googleapis.com/oauth2/v3/certs)"
-            " that push tokens are verified with; refresh it when Google rotates keys.",
-        ),
-        setting(
-            "--gcs-service-account",
-            "SEQGATE_GCS_SERVICE_ACCOUNT",
-            default=None,
-            help="Email the push token must name, verified (default: any account).",
-        ),
-        setting(
-            "--azure-secret",
-            "SEQGATE_AZURE_SECRET",
-            default=None,
-            help="Shared secret of the Event Grid subscription, sent in the endpoint's query"
-            " (?code=SECRET) or an X-Seqgate-Secret delivery header; POST/OPTIONS /azure are"
-            " served only when set.",
-        ),
-        setting(
-            "--supabase-secret",
-            "SEQGATE_SUPABASE_SECRET",
-            default=None,
-            help="Value of the X-Seqgate-Secret header of the Supabase database webhook;"
-            " POST /supabase is served only when set.",
-        ),
-        setting(
-            "--b2-signing-secret",
-            "SEQGATE_B2_SIGNING_SECRET",
-            default=None,
-            help="Signing secret of the B2 event notification rule; POST /b2 is served only"
-            " when set.",
-        ),
-        setting(
-            "--box-primary-key",
-            "SEQGATE_BOX_PRIMARY_KEY",
-            default=None,
-            help="Primary signature key of the Box application; POST /box is served when this"
-            " or --box-secondary-key is set.",
-        ),
-        setting(
-            "--box-secondary-key",
-            "SEQGATE_BOX_SECONDARY_KEY",
-            default=None,
-            help="Secondary signature key of the Box application (for key rotation).",
-        ),
-        setting(
-            "--cloudinary-api-secret",
-            "SEQGATE_CLOUDINARY_API_SECRET",
-            default=None,
-            help="API secret that signs Cloudinary notifications; POST /cloudinary is served"
-            " only when set (with --cloudinary-cloud-name).",
-        ),
-        setting(
-            "--cloudinary-cloud-name",
-            "SEQGATE_CLOUDINARY_CLOUD_NAME",
-            default=None,
-            help="Cloud name of the product environment: the bucket of Cloudinary events.",
-        ),
-        setting(
-            "--cloudinary-signature-algorithm",
-            "SEQGATE_CLOUDINARY_SIGNATURE_ALGORITHM",
-            default="sha1",
-            type=click.Choice(["sha1", "sha256"]),
-            help="The account's webhook signature algorithm.",
-        ),
-        setting(
-            "--appwrite-signature-key",
-            "SEQGATE_APPWRITE_SIGNATURE_KEY",
-            default=None,
-            help="Signature key of the Appwrite webhook; POST /appwrite is served only when"
-            " set (with --appwrite-webhook-url).",
-        ),
-        setting(
-            "--appwrite-webhook-url",
-            "SEQGATE_APPWRITE_WEBHOOK_URL",
-            default=None,
-            help="The webhook's URL exactly as configured in Appwrite (it is signed): the"
-            " public address, not --host/--port.",
-        ),
-    ]
-    return stacked(with_webhooks, options)
 
 
 _SPARE_FILES = 128  # the producer's sockets and pipes, logs, the listening socket
@@ -240,43 +235,6 @@ def _fit_open_files(max_connections: int) -> int:
     return fitting
 
 
-def _together(
-    first: tuple[str, str | None], second: tuple[str, str | None]
-) -> tuple[str, str] | None:
-    """The values of two (flag, value) options that only work together: both or neither."""
-    (flag, value), (other_flag, other) = first, second
-    if not value and not other:
-        return None
-    if not value or not other:
-        missing, given = (flag, other_flag) if not value else (other_flag, flag)
-        raise CliError(f"{missing}: required with {given}")
-    return value, other
-
-
-def _gcs_verifier(
-    audience: str | None, jwks_file: str | None, service_account: str | None
-) -> GcsPushVerifier | None:
-    """The verifier of POST /gcs from --gcs-audience, --gcs-jwks-file, --gcs-service-account."""
-    from seqgate.connectors.auth.gcs_oidc import GcsPushVerifier, load_jwks
-
-    pair = _together(("--gcs-audience", audience), ("--gcs-jwks-file", jwks_file))
-    if pair is None:
-        if service_account:
-            raise CliError("--gcs-service-account: requires --gcs-audience and --gcs-jwks-file")
-        return None
-    audience, jwks_file = pair
-    try:
-        text = Path(jwks_file).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        problem = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
-        raise CliError(f"--gcs-jwks-file {jwks_file}: cannot read it ({problem})") from error
-    try:
-        keys = load_jwks(text)
-    except ValueError as error:
-        raise CliError(f"--gcs-jwks-file {jwks_file}: {error}") from error
-    return GcsPushVerifier(keys, audience, service_account or None)
-
-
 @bridge.command("http")
 @setting("--host", "SEQGATE_HTTP_HOST", default="127.0.0.1", help="Address to listen on.")
 @setting(
@@ -288,120 +246,20 @@ def _gcs_verifier(
     " `listening on http://HOST:PORT`.",
 )
 @kafka_options
-@_bridge_topic_options
-@setting(
-    "--max-body-bytes",
-    "SEQGATE_HTTP_MAX_BODY_BYTES",
-    default=1024 * 1024,
-    type=click.IntRange(1, 1024 * 1024 * 1024),
-    help="Larger request bodies are refused with 413.",
-)
-@setting(
-    "--s3-token",
-    "SEQGATE_S3_TOKEN",
-    default=None,
-    help="Bearer token required on POST /s3. Without one, /s3 is served unauthenticated"
-    " only on a loopback --host, unless --allow-unauthenticated.",
-)
-@setting(
-    "--no-s3",
-    "SEQGATE_HTTP_NO_S3",
-    is_flag=True,
-    default=False,
-    help="Do not serve POST /s3 (only the routes whose secrets are configured).",
-)
-@setting(
-    "--allow-unauthenticated",
-    "SEQGATE_HTTP_ALLOW_UNAUTHENTICATED",
-    is_flag=True,
-    default=False,
-    help="Serve POST /s3 without --s3-token on a non-loopback --host (refused otherwise):"
-    " only where the network or a proxy already keeps strangers out.",
-)
-@setting(
-    "--minio-token",
-    "SEQGATE_MINIO_TOKEN",
-    default=None,
-    help="Bearer token of MinIO's webhook target (its auth_token); POST /minio is served"
-    " only when set.",
-)
-@setting(
-    "--eventbridge-header",
-    "SEQGATE_EVENTBRIDGE_HEADER",
-    default=None,
-    help="NAME:VALUE of the header an EventBridge API destination's connection sends"
-    " (API key authorization); POST /eventbridge is served only when set.",
-)
-@setting(
-    "--sns-topic-arn",
-    "SEQGATE_SNS_TOPIC_ARNS",
-    type=_CommaList(),
-    multiple=True,
-    help="Topics whose signed SNS messages POST /sns accepts (and whose subscriptions it"
-    " confirms); repeat or separate with commas. /sns is served only when set.",
-)
-@setting(
-    "--sns-max-age-seconds",
-    "SEQGATE_SNS_MAX_AGE_SECONDS",
-    default=3600,
-    type=click.IntRange(1, None),
-    help="SNS messages whose Timestamp is further than this from now are refused (403).",
-)
-@setting(
-    "--header-timeout-seconds",
-    "SEQGATE_HTTP_HEADER_TIMEOUT_SECONDS",
-    default=10.0,
-    type=click.FloatRange(0, None, min_open=True),
-    help="A connection that has not sent a complete request head this long after it"
-    " was accepted (or after its previous reply: idle keep-alive) is closed.",
-)
-@setting(
-    "--body-timeout-seconds",
-    "SEQGATE_HTTP_BODY_TIMEOUT_SECONDS",
-    default=30.0,
-    type=click.FloatRange(0, None, min_open=True),
-    help="A request whose whole body has not arrived this long after its head is"
-    " answered 408 and its connection closed.",
-)
-@setting(
-    "--max-connections",
-    "SEQGATE_HTTP_MAX_CONNECTIONS",
-    default=1000,
-    type=click.IntRange(1, 1_000_000),
-    help="Connections open at once; another is answered 503 (Retry-After: 1) and closed.",
-)
-@setting(
-    "--shutdown-timeout-seconds",
-    "SEQGATE_HTTP_SHUTDOWN_TIMEOUT_SECONDS",
-    default=30.0,
-    type=click.FloatRange(0, None),
-    help="On SIGTERM, how long requests in flight may take to finish.",
-)
-@_webhook_options
+@publishing_options()
+@http_options
+@webhook_options
 @filter_options
 @s3_parse_option
 def bridge_http(
     host: str,
     port: int,
     kafka: KafkaSettings,
-    events_topic: str,
-    rejected_topic: str,
-    delivery_timeout_ms: int,
-    max_body_bytes: int,
-    s3_token: str | None,
-    no_s3: bool,
-    allow_unauthenticated: bool,
-    minio_token: str | None,
-    eventbridge_header: str | None,
-    sns_topic_arn: tuple[str, ...],
-    sns_max_age_seconds: int,
-    header_timeout_seconds: float,
-    body_timeout_seconds: float,
-    max_connections: int,
-    shutdown_timeout_seconds: float,
+    publishing: Publishing,
+    http: HttpOptions,
+    webhooks: WebhookSettings,
     event_filter: EventFilter,
     s3_options: S3ParseOptions,
-    webhooks: WebhookSettings,
 ) -> None:
     """Receive storage webhooks (S3-family, SNS, EventBridge, MinIO, GCS, Azure,
     Supabase, B2, Box, Cloudinary, Appwrite) and publish them to Kafka.
@@ -465,45 +323,41 @@ def bridge_http(
         --box-primary-key "$BOX_PRIMARY_KEY" --box-secondary-key "$BOX_SECONDARY_KEY"
       # Event Grid endpoint: https://hooks.example.com/azure?code=$EVENT_GRID_SECRET
     """
-    import asyncio
+    from seqgate.connectors.sources.http_server import HttpBridge
 
-    from seqgate.connectors.auth.sns_signature import CertificateCache, SnsVerifier
-    from seqgate.connectors.sources.http_server import HttpBridge, serve
-    from seqgate.connectors.sources.http_settings import HttpSettings, is_loopback
+    settings = server_settings(http, webhooks, host)
+    ensure_reachable(kafka)
+    server = HttpBridge(settings, publishing.publisher(kafka), event_filter, s3_options=s3_options)
+    serve_until_stopped(server, settings, host, port, http.shutdown_timeout_seconds)
 
-    topic_arns = frozenset(_items(sns_topic_arn))
-    settings = HttpSettings(
-        max_body_bytes=max_body_bytes,
-        header_timeout_s=header_timeout_seconds,
-        body_timeout_s=body_timeout_seconds,
-        max_connections=max_connections,
-        s3_token=s3_token or None,
-        s3_enabled=not no_s3,
-        minio_token=minio_token or None,
-        eventbridge_header=_header_secret(eventbridge_header or None),
-        sns=SnsVerifier(
-            topic_arns=topic_arns,
-            fetch_certificate=CertificateCache(),
-            max_age_seconds=float(sns_max_age_seconds),
-        )
-        if topic_arns
-        else None,
-        webhooks=webhooks,
-    )
+
+def server_settings(http: HttpOptions, webhooks: WebhookSettings, host: str) -> HttpSettings:
+    """The server's settings; refused when they would expose /s3 unauthenticated, and
+    with no more connections than open files allow."""
+    settings = http.settings(webhooks)
+    refuse_open_s3(settings, host, http.allow_unauthenticated)
+    return dataclasses.replace(settings, max_connections=_fit_open_files(http.max_connections))
+
+
+def refuse_open_s3(settings: HttpSettings, host: str, allow_unauthenticated: bool) -> None:
+    """Refuse an unauthenticated /s3 on an address other hosts reach, unless allowed."""
+    from seqgate.connectors.sources.http_settings import is_loopback
+
     if settings.unauthenticated_routes() and not allow_unauthenticated and not is_loopback(host):
-        raise CliError(
+        raise UsageError(
             f"--host {host} is not a loopback address and POST /s3 has no --s3-token: set"
             " --s3-token, turn /s3 off with --no-s3, or pass --allow-unauthenticated to serve"
             " it unauthenticated anyway"
         )
-    settings = dataclasses.replace(settings, max_connections=_fit_open_files(max_connections))
-    reach(kafka)
-    publisher = EventPublisher(
-        kafka,
-        Topics(events_topic, rejected_topic),
-        delivery_timeout_ms=delivery_timeout_ms,
-    )
-    bridge_server = HttpBridge(settings, publisher, event_filter, s3_options=s3_options)
+
+
+def serve_until_stopped(
+    server: HttpBridge, settings: HttpSettings, host: str, port: int, shutdown_timeout_s: float
+) -> None:
+    """Serve until SIGTERM or Ctrl-C, then print the summary."""
+    import asyncio
+
+    from seqgate.connectors.sources.http_server import serve
 
     def listening(bound_host: str, bound_port: int) -> None:
         shown = f"[{bound_host}]" if ":" in bound_host else bound_host
@@ -516,11 +370,11 @@ def bridge_http(
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, stop.set)
         await serve(
-            bridge_server,
+            server,
             host,
             port,
             stop,
-            shutdown_timeout_s=shutdown_timeout_seconds,
+            shutdown_timeout_s=shutdown_timeout_s,
             on_listening=listening,
         )
 
@@ -528,9 +382,10 @@ def bridge_http(
     try:
         asyncio.run(run())
     except OSError as error:
-        raise CliError(f"--host/--port: cannot listen on {host}:{port} ({error})") from error
+        raise UsageError(f"--host/--port: cannot listen on {host}:{port} ({error})") from error
     except PublishError as error:
         failure = str(error)
-    click.echo(json.dumps(bridge_server.summary()))
+    click.echo(json.dumps(server.summary()))
     if failure is not None:
-        raise CliError(failure)
+        # Exit 2 here, where the file and SQS bridges exit 1: the documented code of `bridge http`.
+        raise UsageError(failure)

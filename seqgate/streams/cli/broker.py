@@ -6,16 +6,13 @@ The lead registers :data:`broker` into the main ``seqgate`` CLI; it also runs on
 
 from __future__ import annotations
 
-import functools
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import ParamSpec, TypeVar
 
 import click
 
+from seqgate.streams.cli.app import SeqgateGroup
 from seqgate.streams.devtools.broker import (
-    BrokerError,
     default_state_file,
     is_running,
     load_state,
@@ -26,34 +23,14 @@ from seqgate.streams.devtools.broker.security import PLAINTEXT, SASL_SSL, SECURI
 
 __all__ = ["broker", "main"]
 
-P = ParamSpec("P")
-R = TypeVar("R")
-
 EXIT_NOT_RUNNING = 1
-EXIT_ERROR = 2
 
 
 def _progress(message: str) -> None:
     click.echo(message, err=True)
 
 
-def _expected_errors(func: Callable[P, R]) -> Callable[P, R]:
-    """Report :class:`BrokerError` as ``error: ...`` on stderr and exit 2 (no traceback)."""
-
-    @functools.wraps(func)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            return func(*args, **kwargs)
-        except BrokerError as exc:
-            click.echo(f"error: {exc.message}", err=True)
-            if exc.detail:
-                click.echo(exc.detail, err=True)
-            sys.exit(EXIT_ERROR)
-
-    return wrapper
-
-
-@click.group(name="broker")
+@click.group(name="broker", cls=SeqgateGroup)
 def broker() -> None:
     """Run a local single-node Apache Kafka broker for development.
 
@@ -98,7 +75,6 @@ def broker() -> None:
     help="Client listener: plaintext, or sasl_ssl (SCRAM-SHA-512 over TLS, new CA and "
     "password on each start; settings in <data dir>/client.properties).",
 )
-@_expected_errors
 def up(data_dir: Path | None, timeout: float, security: str) -> None:
     """Start the development broker (Apache Kafka 4.1.1) unless it already runs.
 
@@ -145,7 +121,6 @@ def up(data_dir: Path | None, timeout: float, security: str) -> None:
     show_default=True,
     help="Seconds to wait after SIGTERM before sending SIGKILL.",
 )
-@_expected_errors
 def down(timeout: float) -> None:
     """Stop the development broker started by `seqgate broker up`.
 
@@ -172,7 +147,6 @@ def down(timeout: float) -> None:
 
 
 @broker.command("status")
-@_expected_errors
 def status() -> None:
     """Show whether the development broker runs: `host:port pid=N`, or `not running`.
 

@@ -4,22 +4,29 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import threading
+from typing import TYPE_CHECKING
 
 import click
 
 from seqgate.streams.cli.app import cli
 from seqgate.streams.cli.options import (
+    batch_size_option,
     build_policy,
+    idle_exit_option,
     kafka_options,
-    reach,
+    ordering_option,
     session_timeout_option,
     setting,
 )
+from seqgate.streams.cli.running import stop_on_signals
 from seqgate.streams.rules.policy import DEFAULT_ADMITTED_KINDS, DEFAULT_ORDERED_SOURCES
-from seqgate.streams.runtime.errors import CliError
+from seqgate.streams.runtime.errors import UsageError
+from seqgate.streams.runtime.kafka_reach import ensure_reachable
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
+
+if TYPE_CHECKING:
+    from seqgate.streams.dispatch.destinations import Destination
+    from seqgate.streams.dispatch.runner import DispatchConfig, FaultHook
 
 
 @cli.command()
@@ -56,13 +63,7 @@ from seqgate.streams.runtime.kafka_settings import KafkaSettings
     help="Where records the destination rejects for good go, with the reason"
     " (default: <outbox-topic>.dlq; created if missing).",
 )
-@setting(
-    "--ordering",
-    "SEQGATE_ORDERING",
-    type=click.Choice(["aws", "numeric"]),
-    default="aws",
-    help="How S3 sequencers compare: the workers' setting.",
-)
+@ordering_option("How S3 sequencers compare: the workers' setting.")
 @setting(
     "--ordered-sources",
     "SEQGATE_ORDERED_SOURCES",
@@ -70,13 +71,7 @@ from seqgate.streams.runtime.kafka_settings import KafkaSettings
     help="Sources whose positions order an object's writes (the workers' setting); the"
     " others are versioned by input offset.",
 )
-@setting(
-    "--batch-size",
-    "SEQGATE_BATCH_SIZE",
-    default=200,
-    type=click.IntRange(1, 100_000),
-    help="Records applied per destination transaction and offset commit.",
-)
+@batch_size_option(200, "Records applied per destination transaction and offset commit.")
 @setting(
     "--retry-initial-ms",
     "SEQGATE_RETRY_INITIAL_MS",
@@ -100,14 +95,7 @@ from seqgate.streams.runtime.kafka_settings import KafkaSettings
     help="Timeout of one POST to an HTTP destination (a timeout is retried).",
 )
 @session_timeout_option("dispatcher")
-@setting(
-    "--idle-exit-seconds",
-    "SEQGATE_IDLE_EXIT_SECONDS",
-    default=None,
-    type=click.FloatRange(0, None),
-    help="Stop once every assigned partition has been read to its end and no record has"
-    " arrived for this long (one-shot drains). Default: run until SIGTERM.",
-)
+@idle_exit_option()
 def dispatch(
     kafka: KafkaSettings,
     destination: str,
@@ -140,30 +128,15 @@ def dispatch(
       seqgate dispatch --bootstrap-servers 127.0.0.1:9092 \\
         --destination sqlite:///objects.db --idle-exit-seconds 5
     """
-    from seqgate.streams.dispatch.destinations import (
-        DestinationConfigError,
-        TransientError,
-        open_destination,
-    )
-    from seqgate.streams.dispatch.runner import (
-        DispatchConfig,
-        Dispatcher,
-        DispatchError,
-        fault_from_env,
-    )
+    from seqgate.streams.dispatch.runner import DispatchConfig, fault_from_env
 
     policy = build_policy(ordering, ",".join(DEFAULT_ADMITTED_KINDS), ordered_sources)
     try:
         fault = fault_from_env(os.environ.get("SEQGATE_DISPATCH_FAULT"))
     except ValueError as error:
-        raise CliError(str(error)) from error
-    try:
-        target = open_destination(destination, table=table, http_timeout=http_timeout_seconds)
-    except DestinationConfigError as error:
-        raise CliError(f"--destination: {error}") from error
-    except TransientError as error:
-        raise CliError(f"--destination: cannot open it: {error}") from error
-    reach(kafka)
+        raise UsageError(str(error)) from error
+    target = opened_destination(destination, table, http_timeout_seconds)
+    ensure_reachable(kafka)
     config = DispatchConfig(
         kafka=kafka,
         outbox_topic=outbox_topic,
@@ -176,18 +149,31 @@ def dispatch(
         retry_initial_s=retry_initial_ms / 1000,
         retry_max_s=max(retry_max_ms, retry_initial_ms) / 1000,
     )
-    stop = threading.Event()
+    run_dispatcher(config, target, fault)
 
-    def request_stop(signum: int, frame: object) -> None:
-        stop.set()
 
-    signal.signal(signal.SIGTERM, request_stop)
-    signal.signal(signal.SIGINT, request_stop)
-    dispatcher = Dispatcher(config, target, fault=fault)
+def opened_destination(url: str, table: str, http_timeout_s: float) -> Destination:
+    from seqgate.streams.dispatch.destinations import (
+        DestinationConfigError,
+        TransientError,
+        open_destination,
+    )
+
     try:
-        dispatcher.run(stop)
-    except DispatchError as error:
-        raise CliError(str(error)) from error
+        return open_destination(url, table=table, http_timeout=http_timeout_s)
+    except DestinationConfigError as error:
+        raise UsageError(f"--destination: {error}") from error
+    except TransientError as error:
+        raise UsageError(f"--destination: cannot open it: {error}") from error
+
+
+def run_dispatcher(config: DispatchConfig, target: Destination, fault: FaultHook) -> None:
+    """Dispatch until SIGTERM, Ctrl-C or the idle exit, then print the summary."""
+    from seqgate.streams.dispatch.runner import Dispatcher
+
+    stop = stop_on_signals()
+    dispatcher = Dispatcher(config, target, fault=fault)
+    dispatcher.run(stop)
     summary = {
         "stopped": True,
         "destination": target.description,

@@ -10,7 +10,7 @@ from typing import Any, TypeVar, cast
 import click
 
 from seqgate.connectors.parsers.s3.native import S3ParseOptions
-from seqgate.connectors.publish.filters import EventFilter, FilterError
+from seqgate.connectors.publish.filters import EventFilter
 from seqgate.streams.rules.policy import (
     DEFAULT_ADMITTED_KINDS,
     DEFAULT_DEDUPE_WINDOW_MS,
@@ -18,12 +18,10 @@ from seqgate.streams.rules.policy import (
     Policy,
     PolicyError,
 )
-from seqgate.streams.runtime.errors import CliError, KafkaUnreachable
-from seqgate.streams.runtime.kafka_reach import KafkaUnreachableError, ensure_reachable
+from seqgate.streams.runtime.errors import UsageError
 from seqgate.streams.runtime.kafka_settings import (
     DEFAULT_TIMEOUT_S,
     KafkaSettings,
-    KafkaSettingsError,
     build_settings,
 )
 from seqgate.streams.runtime.logs import redact
@@ -123,16 +121,13 @@ def build_kafka(
     config_file: str | None,
     timeout_s: float,
 ) -> KafkaSettings:
-    try:
-        kafka = build_settings(
-            bootstrap_servers,
-            flags=_flag_list(flags),
-            environ=os.environ,
-            config_file=config_file,
-            timeout_s=timeout_s,
-        )
-    except KafkaSettingsError as error:
-        raise CliError(str(error)) from error
+    kafka = build_settings(
+        bootstrap_servers,
+        flags=_flag_list(flags),
+        environ=os.environ,
+        config_file=config_file,
+        timeout_s=timeout_s,
+    )
     redact(kafka.secrets())
     return kafka
 
@@ -142,32 +137,42 @@ def _flag_list(flags: tuple[str, ...] | list[str] | str) -> list[str]:
     return [flags] if isinstance(flags, str) else list(flags)
 
 
-def reach(kafka: KafkaSettings) -> None:
-    """End the command with exit code 3 and one line unless a broker answers."""
-    try:
-        ensure_reachable(kafka)
-    except KafkaUnreachableError as error:
-        raise KafkaUnreachable(str(error)) from error
+DEFAULT_AUDIT_TOPIC = "object-events.decisions"
+
+rejected_topic_option = setting(
+    "--rejected-topic",
+    "SEQGATE_REJECTED_TOPIC",
+    default="object-events.rejected",
+    help="Dead-letter topic.",
+)
 
 
 def topic_options(func: F) -> F:
-    func = setting(
-        "--rejected-topic",
-        "SEQGATE_REJECTED_TOPIC",
-        default="object-events.rejected",
-        help="Dead-letter topic.",
-    )(func)
-    func = setting(
-        "--outbox-topic",
-        "SEQGATE_OUTBOX_TOPIC",
-        default="object-events.outbox",
-        help="Topic of accepted events.",
-    )(func)
+    options = [
+        setting(
+            "--input-topic",
+            "SEQGATE_INPUT_TOPIC",
+            default="object-events",
+            help="Topic of normalized events (keyed by object identity).",
+        ),
+        setting(
+            "--outbox-topic",
+            "SEQGATE_OUTBOX_TOPIC",
+            default="object-events.outbox",
+            help="Topic of accepted events.",
+        ),
+        rejected_topic_option,
+    ]
+    return stacked(func, options)
+
+
+def input_topic_option(func: F) -> F:
+    """`--input-topic` of the commands that look at a worker group from outside."""
     return setting(
         "--input-topic",
         "SEQGATE_INPUT_TOPIC",
         default="object-events",
-        help="Topic of normalized events (keyed by object identity).",
+        help="Topic of normalized events the workers consume.",
     )(func)
 
 
@@ -196,13 +201,9 @@ def policy_options(func: Callable[..., Any]) -> Callable[..., Any]:
         return func(*args, **kwargs)
 
     options = [
-        setting(
-            "--ordering",
-            "SEQGATE_ORDERING",
-            type=click.Choice(["aws", "numeric"]),
-            default="aws",
-            help="How S3 sequencers compare: aws (right-pad with 0, AWS's documented rule)"
-            " or numeric (hex value, the guide's rule).",
+        ordering_option(
+            "How S3 sequencers compare: aws (right-pad with 0, AWS's documented rule)"
+            " or numeric (hex value, the guide's rule)."
         ),
         setting(
             "--admit-kinds",
@@ -249,7 +250,7 @@ def build_policy(
         )
     except PolicyError as error:
         option = _POLICY_OPTIONS.get(error.setting, error.setting)
-        raise CliError(f"{option}: {error}") from error
+        raise UsageError(f"{option}: {error}") from error
 
 
 _POLICY_OPTIONS = {
@@ -259,7 +260,7 @@ _POLICY_OPTIONS = {
 }
 
 
-class _CommaList(click.ParamType):  # type: ignore[type-arg,unused-ignore]  # generic in click 8.2+
+class CommaList(click.ParamType):  # type: ignore[type-arg,unused-ignore]  # generic in click 8.2+
     """Text items of a repeatable option; its variable separates them with commas."""
 
     name = "TEXT"
@@ -287,7 +288,7 @@ def filter_options(func: Callable[..., Any]) -> Callable[..., Any]:
         setting(
             "--bucket",
             "SEQGATE_BUCKETS",
-            type=_CommaList(),
+            type=CommaList(),
             multiple=True,
             help="Publish only events of these buckets (exact names; repeat the option or"
             " separate with commas). Default: every bucket.",
@@ -295,7 +296,7 @@ def filter_options(func: Callable[..., Any]) -> Callable[..., Any]:
         setting(
             "--include-prefix",
             "SEQGATE_INCLUDE_PREFIXES",
-            type=_CommaList(),
+            type=CommaList(),
             multiple=True,
             help="Publish only events whose decoded key starts with one of these literal"
             " prefixes (no wildcards; repeat or separate with commas). Default: every key.",
@@ -303,7 +304,7 @@ def filter_options(func: Callable[..., Any]) -> Callable[..., Any]:
         setting(
             "--exclude-prefix",
             "SEQGATE_EXCLUDE_PREFIXES",
-            type=_CommaList(),
+            type=CommaList(),
             multiple=True,
             help="Never publish events whose decoded key starts with one of these literal"
             " prefixes (wins over --include-prefix; e.g. where generated output is written)."
@@ -335,7 +336,7 @@ def s3_parse_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapped
 
 
-def _items(values: tuple[str, ...] | list[str] | str | None) -> list[str]:
+def comma_items(values: tuple[str, ...] | list[str] | str | None) -> list[str]:
     """Flag values, each possibly a comma list; a config file may give a list or a string."""
     if values is None:
         return []
@@ -347,12 +348,9 @@ def _items(values: tuple[str, ...] | list[str] | str | None) -> list[str]:
 def build_filter(
     buckets: tuple[str, ...], include_prefixes: tuple[str, ...], exclude_prefixes: tuple[str, ...]
 ) -> EventFilter:
-    try:
-        return EventFilter.build(
-            _items(buckets), _items(include_prefixes), _items(exclude_prefixes)
-        )
-    except FilterError as error:
-        raise CliError(str(error)) from error
+    return EventFilter.build(
+        comma_items(buckets), comma_items(include_prefixes), comma_items(exclude_prefixes)
+    )
 
 
 def session_timeout_option(member: str) -> Callable[[F], F]:
@@ -364,3 +362,78 @@ def session_timeout_option(member: str) -> Callable[[F], F]:
         type=click.IntRange(1000, 3_600_000),
         help=f"How long the group waits for a silent {member} before moving its partitions.",
     )
+
+
+def ordering_option(help: str) -> Callable[[F], F]:
+    """`--ordering`: how S3 sequencers compare (`help` says what it is for here)."""
+    return setting(
+        "--ordering",
+        "SEQGATE_ORDERING",
+        type=click.Choice(["aws", "numeric"]),
+        default="aws",
+        help=help,
+    )
+
+
+def batch_size_option(default: int, help: str) -> Callable[[F], F]:
+    return setting(
+        "--batch-size",
+        "SEQGATE_BATCH_SIZE",
+        default=default,
+        type=click.IntRange(1, 100_000),
+        help=help,
+    )
+
+
+def transaction_timeout_option(help: str) -> Callable[[F], F]:
+    """`--transaction-timeout-ms` of a transactional producer (`help` names whose)."""
+    return setting(
+        "--transaction-timeout-ms",
+        "SEQGATE_TRANSACTION_TIMEOUT_MS",
+        default=60_000,
+        type=click.IntRange(1000, 900_000),
+        help=help,
+    )
+
+
+DRAINED_PARTITIONS_IDLE = (
+    "Stop once every assigned partition has been read to its end and no record has"
+    " arrived for this long (one-shot drains). Default: run until SIGTERM."
+)
+
+
+def idle_exit_option(help: str = DRAINED_PARTITIONS_IDLE) -> Callable[[F], F]:
+    """`--idle-exit-seconds` of a one-shot drain (default help: a consumer group's)."""
+    return setting(
+        "--idle-exit-seconds",
+        "SEQGATE_IDLE_EXIT_SECONDS",
+        default=None,
+        type=click.FloatRange(0, None),
+        help=help,
+    )
+
+
+def audit_topic_of(audit_topic: str | None, audit: bool) -> str | None:
+    """The audit log's topic: --audit-topic, else the default one with --audit, else none."""
+    return audit_topic or (DEFAULT_AUDIT_TOPIC if audit else None)
+
+
+def metrics_options(func: F) -> F:
+    """--metrics-port / --metrics-host: /metrics, /healthz and /readyz (default: off)."""
+    options = [
+        setting(
+            "--metrics-port",
+            "SEQGATE_METRICS_PORT",
+            default=None,
+            type=click.IntRange(0, 65_535),
+            help="Serve Prometheus /metrics, /healthz (alive) and /readyz (ready) on this port"
+            " (0 picks a free one, printed on stderr). Default: off.",
+        ),
+        setting(
+            "--metrics-host",
+            "SEQGATE_METRICS_HOST",
+            default="127.0.0.1",
+            help="Address the metrics endpoint listens on (0.0.0.0: every interface).",
+        ),
+    ]
+    return stacked(func, options)

@@ -11,15 +11,17 @@ import click
 
 from seqgate.streams.cli.app import cli
 from seqgate.streams.cli.options import (
+    F,
     application_option,
+    audit_topic_of,
     kafka_options,
-    reach,
     setting,
     stacked,
     topic_options,
 )
-from seqgate.streams.runtime.errors import CliError
+from seqgate.streams.runtime.errors import UsageError
 from seqgate.streams.runtime.kafka_clients import client_config
+from seqgate.streams.runtime.kafka_reach import ensure_reachable
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
 from seqgate.streams.runtime.topics import FAMILIES, TopicRole, topic_roles
 
@@ -69,16 +71,49 @@ def _roles(
     audit: bool,
     audit_topic: str | None,
 ) -> list[TopicRole]:
-    from seqgate.streams.cli.worker import DEFAULT_AUDIT_TOPIC
-
     return topic_roles(
         input_topic=input_topic,
         outbox_topic=outbox_topic,
         rejected_topic=rejected_topic,
         application_id=application_id,
-        audit_topic=audit_topic or (DEFAULT_AUDIT_TOPIC if audit else None),
+        audit_topic=audit_topic_of(audit_topic, audit),
         source_topics=source_topics,
     )
+
+
+def _sizing_options(
+    *, partitions: int | None, partitions_help: str, replication_help: str, min_insync_help: str
+) -> Callable[[F], F]:
+    """--partitions, --replication-factor and --min-insync-replicas: what create makes,
+    or the least that check accepts."""
+
+    def decorate(func: F) -> F:
+        options = [
+            setting(
+                "--partitions",
+                "SEQGATE_PARTITIONS",
+                default=partitions,
+                type=click.IntRange(1, 10_000),
+                help=partitions_help,
+            ),
+            setting(
+                "--replication-factor",
+                "SEQGATE_REPLICATION_FACTOR",
+                default=None,
+                type=click.IntRange(1, 32),
+                help=replication_help,
+            ),
+            setting(
+                "--min-insync-replicas",
+                "SEQGATE_MIN_INSYNC_REPLICAS",
+                default=None,
+                type=click.IntRange(1, 32),
+                help=min_insync_help,
+            ),
+        ]
+        return stacked(func, options)
+
+    return decorate
 
 
 _FAMILY_LIST = ", ".join((*FAMILIES, "all"))
@@ -88,27 +123,12 @@ _FAMILY_LIST = ", ".join((*FAMILIES, "all"))
 @kafka_options
 @topic_options
 @application_option
-@setting(
-    "--partitions",
-    "SEQGATE_PARTITIONS",
-    default=6,
-    type=click.IntRange(1, 10_000),
-    help="Partitions of every topic (the changelog must match the input).",
-)
-@setting(
-    "--replication-factor",
-    "SEQGATE_REPLICATION_FACTOR",
-    default=None,
-    type=click.IntRange(1, 32),
-    help="Replicas of every topic. Default: the brokers' default.replication.factor.",
-)
-@setting(
-    "--min-insync-replicas",
-    "SEQGATE_MIN_INSYNC_REPLICAS",
-    default=None,
-    type=click.IntRange(1, 32),
-    help="min.insync.replicas of every topic created (use replication factor - 1, e.g. 2"
-    " of 3). Default: the brokers' min.insync.replicas.",
+@_sizing_options(
+    partitions=6,
+    partitions_help="Partitions of every topic (the changelog must match the input).",
+    replication_help="Replicas of every topic. Default: the brokers' default.replication.factor.",
+    min_insync_help="min.insync.replicas of every topic created (use replication factor - 1,"
+    " e.g. 2 of 3). Default: the brokers' min.insync.replicas.",
 )
 @click.option(
     "--config",
@@ -151,7 +171,6 @@ def topics_create(
 
     from seqgate.streams.runtime.topics import (
         BROKER_DEFAULT_REPLICATION,
-        TopicConfigError,
         create_topics,
         family_configs,
         role_specs,
@@ -166,20 +185,15 @@ def topics_create(
         audit,
         audit_topic,
     )
-    try:
-        configs = family_configs(
-            topic_configs, [role.family for role in roles], min_insync_replicas
-        )
-    except TopicConfigError as error:
-        raise CliError(str(error)) from error
+    configs = family_configs(topic_configs, [role.family for role in roles], min_insync_replicas)
     specs = role_specs(roles, partitions, configs)
-    reach(kafka)
+    ensure_reachable(kafka)
     admin = AdminClient(client_config(kafka))
     factor = BROKER_DEFAULT_REPLICATION if replication_factor is None else replication_factor
     try:
         result = create_topics(admin, specs, factor, timeout=kafka.timeout_s)
     except ValueError as error:
-        raise CliError(kafka.mask(str(error))) from error
+        raise UsageError(kafka.mask(str(error))) from error
     for name, status in result.items():
         click.echo(f"{name}\t{status}")
 
@@ -188,27 +202,14 @@ def topics_create(
 @kafka_options
 @topic_options
 @application_option
-@setting(
-    "--partitions",
-    "SEQGATE_PARTITIONS",
-    default=None,
-    type=click.IntRange(1, 10_000),
-    help="Partitions the input must have. Default: whatever it has; the others are"
+@_sizing_options(
+    partitions=None,
+    partitions_help="Partitions the input must have. Default: whatever it has; the others are"
     " compared with it.",
-)
-@setting(
-    "--replication-factor",
-    "SEQGATE_REPLICATION_FACTOR",
-    default=None,
-    type=click.IntRange(1, 32),
-    help="The smallest replication factor accepted. Default: any, with a warning for 1.",
-)
-@setting(
-    "--min-insync-replicas",
-    "SEQGATE_MIN_INSYNC_REPLICAS",
-    default=None,
-    type=click.IntRange(1, 32),
-    help="The smallest min.insync.replicas accepted. Default: any up to the replication factor.",
+    replication_help="The smallest replication factor accepted. Default: any, with a warning"
+    " for 1.",
+    min_insync_help="The smallest min.insync.replicas accepted. Default: any up to the"
+    " replication factor.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
 @_extra_topic_options
@@ -261,12 +262,12 @@ def topics_check(
         audit,
         audit_topic,
     )
-    reach(kafka)
+    ensure_reachable(kafka)
     admin = AdminClient(client_config(kafka))
     try:
         described = describe_topics(admin, [role.name for role in roles], kafka.timeout_s)
     except TopicCheckError as error:
-        raise CliError(kafka.mask(str(error))) from error
+        raise UsageError(kafka.mask(str(error))) from error
     expected = Expectations(partitions, replication_factor, min_insync_replicas)
     findings = check_topics(roles, described, expected)
     if as_json:

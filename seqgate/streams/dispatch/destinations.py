@@ -35,6 +35,7 @@ from typing import Any, Final, Protocol
 from urllib.parse import urlsplit
 
 from seqgate.schemas.records import OutboxRecord
+from seqgate.streams.runtime.errors import UsageError
 
 __all__ = [
     "DESTINATION_SCHEMES",
@@ -90,7 +91,7 @@ class TransientError(Exception):
         self.done = list(done)
 
 
-class DestinationConfigError(ValueError):
+class DestinationConfigError(UsageError, ValueError):
     """A destination URL or setting that cannot work."""
 
 

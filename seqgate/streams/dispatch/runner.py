@@ -41,6 +41,7 @@ from seqgate.schemas.wire import CodecError
 from seqgate.streams.dispatch.destinations import Destination, Item, Outcome, Result, TransientError
 from seqgate.streams.dispatch.keys import InvalidVersion, version_key
 from seqgate.streams.rules.policy import Policy
+from seqgate.streams.runtime.errors import UsageError
 from seqgate.streams.runtime.kafka_clients import PartitionEnds, client_config
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
 from seqgate.streams.runtime.topics import TopicSpec, create_topics
@@ -63,7 +64,7 @@ FAULT_POINTS = (AFTER_APPLY,)
 FaultHook = Callable[[str], None]
 
 
-class DispatchError(Exception):
+class DispatchError(UsageError):
     """The dispatcher cannot start (a missing topic, an unreachable broker)."""
 
 

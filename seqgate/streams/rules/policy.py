@@ -34,6 +34,7 @@ from seqgate.schemas.outcomes import Outcome
 from seqgate.schemas.reasons import RejectReason
 from seqgate.schemas.records import ObjectEvent, SeenEvent, Watermark
 from seqgate.schemas.sources import AZURE_SOURCE, KNOWN_SOURCES, MINIO_SOURCE, S3_SOURCE
+from seqgate.streams.runtime.errors import UsageError
 
 
 class Trust(StrEnum):
@@ -50,7 +51,7 @@ KNOWN_KINDS: frozenset[str] = frozenset(kind.value for kind in KIND_DESCRIPTIONS
 _SOURCE_ORDERS: dict[str, PositionOrder] = {MINIO_SOURCE: NUMERIC_SEQUENCER_ORDER}
 
 
-class PolicyError(ValueError):
+class PolicyError(UsageError, ValueError):
     """A policy setting is invalid; ``setting`` names it (``admitted_kinds``, ...)."""
 
     def __init__(self, setting: str, message: str) -> None:

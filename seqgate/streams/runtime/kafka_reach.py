@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient
 
+from seqgate.streams.runtime.errors import KafkaUnreachable
 from seqgate.streams.runtime.kafka_clients import client_config
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
 
@@ -35,7 +36,7 @@ CONNECTION_CODES = frozenset(
 _TLS_QUESTION_AFTER_S = 1.0
 
 
-class KafkaUnreachableError(Exception):
+class KafkaUnreachableError(KafkaUnreachable):
     """No broker answered within the timeout, or the brokers refused the connection."""
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from confluent_kafka import Consumer, KafkaException, Producer
 
+from seqgate.streams.runtime.errors import UsageError
 from seqgate.streams.runtime.logs import MASK, mask_values
 
 DEFAULT_TIMEOUT_S = 15.0
@@ -26,7 +27,7 @@ ENV_PREFIX = "SEQGATE_KAFKA_"
 RESERVED_VARIABLES = frozenset({"SEQGATE_KAFKA_CONFIG", "SEQGATE_KAFKA_TIMEOUT"})
 
 
-class KafkaSettingsError(ValueError):
+class KafkaSettingsError(UsageError, ValueError):
     """A client property that cannot be used, with where it came from and the fix."""
 
 

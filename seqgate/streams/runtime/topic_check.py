@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, ConfigResource  # type: ignore[attr-defined]
 
+from seqgate.streams.runtime.errors import UsageError
 from seqgate.streams.runtime.topics import (
     AUDIT,
     CHANGELOG,
@@ -38,7 +39,7 @@ _COMPACTION_LOSES = {
 }
 
 
-class TopicCheckError(Exception):
+class TopicCheckError(UsageError):
     """The topics could not be described (not a finding: the check could not run)."""
 
 

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
+from seqgate.streams.runtime.errors import UsageError
+
 
 @dataclass(frozen=True, slots=True)
 class TopicSpec:
@@ -120,7 +122,7 @@ def role_specs(
 # ---- the operator's topic configs ---------------------------------------------------------------
 
 
-class TopicConfigError(ValueError):
+class TopicConfigError(UsageError, ValueError):
     """A `--config FAMILY:NAME=VALUE` seqgate cannot apply, with the fix."""
 
 
@@ -213,7 +215,7 @@ def _how_to_add(family: str) -> str:
 # ---- creating ----------------------------------------------------------------------------------
 
 
-class TopicCreateError(ValueError):
+class TopicCreateError(UsageError, ValueError):
     """The broker refused to create a topic (a config it rejects, too few brokers, ...)."""
 
 

@@ -32,13 +32,14 @@ from seqgate.schemas.codec import WATERMARK
 from seqgate.schemas.identity import identity_partition
 from seqgate.schemas.records import Watermark
 from seqgate.schemas.wire import CodecError
+from seqgate.streams.runtime.errors import UsageError
 from seqgate.streams.runtime.kafka_clients import client_config
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
 from seqgate.streams.state.keys import watermark_key
 from seqgate.streams.tools.replay import InputRecord
 
 
-class InspectError(Exception):
+class InspectError(UsageError):
     """The broker could not tell us what we need; the message is one line with its fix."""
 
 

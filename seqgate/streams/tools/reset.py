@@ -54,6 +54,7 @@ from confluent_kafka import (
 from confluent_kafka.admin import AdminClient, OffsetSpec  # type: ignore[attr-defined]
 
 from seqgate.streams.rules.policy import Policy
+from seqgate.streams.runtime.errors import UsageError
 from seqgate.streams.runtime.kafka_clients import client_config
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
 from seqgate.streams.runtime.topics import changelog_topic
@@ -74,7 +75,7 @@ from seqgate.streams.tools.inspect import (
 from seqgate.streams.tools.replay import PartitionReplay
 
 
-class ResetError(Exception):
+class ResetError(UsageError):
     """The reset cannot be done as asked; the message is one line naming the fix."""
 
 

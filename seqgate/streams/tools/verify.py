@@ -23,6 +23,7 @@ from seqgate.schemas.reasons import RejectReason
 from seqgate.schemas.records import OutboxRecord
 from seqgate.schemas.wire import CodecError
 from seqgate.streams.rules.policy import Policy, Trust, expired
+from seqgate.streams.runtime.errors import UsageError
 from seqgate.streams.runtime.kafka_clients import client_config
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
 from seqgate.streams.state.keys import SEEN_PREFIX, STREAM_TIME_KEY, decode_stream_time
@@ -30,7 +31,7 @@ from seqgate.streams.tools.inspect import read_records
 from seqgate.streams.tools.replay import InputRecord, PartitionReplay
 
 
-class VerifyError(Exception):
+class VerifyError(UsageError):
     """verify could not read what it needs (the check itself did not run)."""
 
 

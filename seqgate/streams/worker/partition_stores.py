@@ -14,6 +14,7 @@ import logging
 
 from confluent_kafka import Consumer
 
+from seqgate.streams.runtime.errors import WorkerFatalError
 from seqgate.streams.runtime.metrics import WorkerMetrics
 from seqgate.streams.state.recovery import (
     Rebuild,
@@ -30,7 +31,6 @@ from seqgate.streams.state.store import (
     StoreIdentity,
 )
 from seqgate.streams.worker.config import WorkerConfig
-from seqgate.streams.worker.errors import WorkerFatalError
 
 log = logging.getLogger(__name__)
 

@@ -40,6 +40,7 @@ from seqgate.schemas.wire import CodecError
 from seqgate.streams.rules.accounting import OutcomeCounters
 from seqgate.streams.rules.decider import InputPosition, decide_record, purgeable, record_identity
 from seqgate.streams.rules.policy import UndecidableEvent
+from seqgate.streams.runtime.errors import WorkerFatalError as WorkerFatalError  # re-exported
 from seqgate.streams.runtime.faults import FaultInjector, FaultPoint
 from seqgate.streams.runtime.kafka_clients import consumer_failure, is_fatal
 from seqgate.streams.runtime.metrics import WorkerMetrics
@@ -60,7 +61,6 @@ from seqgate.streams.worker.audit import (
 from seqgate.streams.worker.audit import encode_decision, previous_position
 from seqgate.streams.worker.config import WorkerConfig as WorkerConfig  # re-exported
 from seqgate.streams.worker.config import consumer_config, producer_config
-from seqgate.streams.worker.errors import WorkerFatalError as WorkerFatalError  # re-exported
 from seqgate.streams.worker.liveness import PartitionProgress, StallWatch, readable_partitions
 from seqgate.streams.worker.partition_stores import PartitionStores, describe_unavailable
 from seqgate.streams.worker.pending import OverlayView, PendingState, coordinates

@@ -6,12 +6,14 @@ import os
 import re
 from pathlib import Path
 
+from seqgate.streams.runtime.errors import UsageError
+
 __all__ = ["BrokerError", "failure_detail", "tail_file", "tail_text"]
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
-class BrokerError(Exception):
+class BrokerError(UsageError):
     """An expected failure of the development broker, with a message meant for humans.
 
     ``message`` is one line; ``detail`` (optional, multi-line) is the tail of the relevant log

@@ -1,4 +1,4 @@
-"""`seqgate parse` (the `topics` commands are in `seqgate.streams.cli.topics`)."""
+"""`seqgate parse`: normalize notifications offline."""
 
 from __future__ import annotations
 
@@ -16,23 +16,15 @@ from seqgate.schemas.reasons import Rejection, RejectReason
 from seqgate.schemas.records import ObjectEvent
 from seqgate.streams.cli.app import cli
 from seqgate.streams.cli.options import (
+    ordering_option,
     s3_parse_option,
-    setting,
 )
-from seqgate.streams.runtime.errors import CliError
-
-# ---- parse -------------------------------------------------------------------------------------
+from seqgate.streams.runtime.errors import UsageError
 
 
 @cli.command()
 @click.argument("files", nargs=-1, required=True)
-@setting(
-    "--ordering",
-    "SEQGATE_ORDERING",
-    type=click.Choice(["aws", "numeric"]),
-    default="aws",
-    help="Check each position as the worker would under this ordering.",
-)
+@ordering_option("Check each position as the worker would under this ordering.")
 @click.option("--jsonl", is_flag=True, help="Read one document per line (default: by content).")
 @click.option(
     "--provider",
@@ -78,9 +70,9 @@ def parse(
                 provider, cloud_name=cloud_name, appwrite_events=appwrite_events
             )
         except ValueError as error:
-            raise CliError(f"--cloud-name: {error}") from error
+            raise UsageError(f"--cloud-name: {error}") from error
     for path in files:
-        for message in _read(path, jsonl):
+        for message in read_inputs(path, jsonl):
             if parser is None:
                 result = normalize(message.raw, message.origin, s3_options)
             else:
@@ -99,8 +91,10 @@ def _checked_position(event: ObjectEvent, order: PositionOrder) -> ObjectEvent |
     return event
 
 
-def _read(path: str, jsonl: bool = False) -> list[RawMessage]:
+def read_inputs(path: str, jsonl: bool = False) -> list[RawMessage]:
+    """The messages of a file, a directory's files or stdin (-); an unreadable one ends
+    the command with exit code 2."""
     try:
         return list(read_messages(path, jsonl=jsonl))
     except OSError as error:
-        raise CliError(f"{path}: cannot read it ({error.strerror})") from error
+        raise UsageError(f"{path}: cannot read it ({error.strerror})") from error
