@@ -12,7 +12,6 @@ stable end) are shared with `seqgate.streams.tools.reset`.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -33,6 +32,12 @@ from seqgate.schemas.identity import identity_partition
 from seqgate.schemas.records import Watermark
 from seqgate.streams.runtime.kafka_clients import client_config
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
+from seqgate.streams.runtime.partition_reader import (
+    PartitionReader,
+    PartitionReadFailed,
+    PartitionStalled,
+    reader_config,
+)
 from seqgate.streams.state.store import watermark_key
 from seqgate.streams.tools.replay import InputRecord
 
@@ -206,18 +211,7 @@ def read_partition(
 ) -> Iterator[InputRecord]:
     """Committed records of one partition from `start` to its stable end, or to `stop`
     (exclusive), in offset order. Fails after `timeout` seconds without progress."""
-    consumer = Consumer(
-        client_config(
-            kafka,
-            **{
-                "group.id": group,
-                "isolation.level": "read_committed",
-                "enable.auto.commit": False,
-                "enable.partition.eof": True,
-                "auto.offset.reset": "earliest",
-            },
-        )
-    )
+    consumer = Consumer(reader_config(kafka, group))
     try:
         tp = TopicPartition(topic, partition)
         low, high = consumer.get_watermark_offsets(tp, timeout=timeout)
@@ -242,30 +236,18 @@ def read_records(
     """Records of one partition from `begin` to `end` (exclusive) with `consumer`
     (read_committed, partition EOF events on), in offset order; raises `fail(message)`
     after `timeout` seconds without progress or on a consumer error."""
-    consumer.assign([TopicPartition(topic, partition, begin)])
-    last_progress = time.monotonic()
-    while True:
-        # consume() waits for a full batch or the timeout: keep it short.
-        messages = consumer.consume(1000, timeout=0.2)
-        if not messages:
-            if time.monotonic() - last_progress > timeout:
-                raise fail(f"reading {topic}[{partition}] made no progress for {timeout:.0f}s")
-            continue
-        last_progress = time.monotonic()
-        for message in messages:
-            error = message.error()
-            if error is not None:
-                if error.code() == KafkaError._PARTITION_EOF:
-                    return
-                raise fail(f"reading {topic}[{partition}]: {error.str()}")
-            offset = message.offset()
-            assert offset is not None
-            if offset >= end:
-                return
-            timestamp = message.timestamp()[1]
-            yield InputRecord(partition, offset, message.key(), message.value(), timestamp)
-            if offset + 1 >= end:
-                return
+    reader = PartitionReader(consumer, topic, partition, timeout=timeout)
+    try:
+        for records in reader.batches(begin, stop=end):
+            for message in records:
+                offset = message.offset()
+                assert offset is not None
+                timestamp = message.timestamp()[1]
+                yield InputRecord(partition, offset, message.key(), message.value(), timestamp)
+    except PartitionStalled:
+        raise fail(f"reading {topic}[{partition}] made no progress for {timeout:.0f}s") from None
+    except PartitionReadFailed as failed:
+        raise fail(f"reading {topic}[{partition}]: {failed.error.str()}") from None
 
 
 def changelog_state(

@@ -24,6 +24,7 @@ from seqgate.schemas.records import OutboxRecord
 from seqgate.streams.rules.policy import Policy, Trust, expired
 from seqgate.streams.runtime.kafka_clients import client_config
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
+from seqgate.streams.runtime.partition_reader import reader_config
 from seqgate.streams.state.store import SEEN_PREFIX, STREAM_TIME_KEY, decode_stream_time
 from seqgate.streams.tools.inspect import read_records
 from seqgate.streams.tools.replay import InputRecord, PartitionReplay
@@ -286,18 +287,7 @@ class _Reader:
         self._consumer = self._new_consumer()
 
     def _new_consumer(self) -> Consumer:
-        return Consumer(
-            client_config(
-                self.target.kafka,
-                **{
-                    "group.id": f"{self.target.application_id}-verify",
-                    "isolation.level": "read_committed",
-                    "enable.auto.commit": False,
-                    "enable.partition.eof": True,
-                    "auto.offset.reset": "earliest",
-                },
-            )
-        )
+        return Consumer(reader_config(self.target.kafka, f"{self.target.application_id}-verify"))
 
     def exists(self, topic: str) -> bool:
         metadata = self._consumer.list_topics(topic, timeout=self.target.timeout_s)
