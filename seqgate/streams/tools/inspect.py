@@ -13,9 +13,10 @@ stable end) are shared with `seqgate.streams.tools.reset`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from confluent_kafka import (
     Consumer,
@@ -40,6 +41,8 @@ from seqgate.streams.runtime.partition_reader import (
 )
 from seqgate.streams.state.store import watermark_key
 from seqgate.streams.tools.replay import InputRecord
+
+_T = TypeVar("_T")
 
 
 class InspectError(Exception):
@@ -84,17 +87,23 @@ def _kafka_text(error: KafkaException) -> str:
     return cause.str() if isinstance(cause, KafkaError) else str(cause)
 
 
+def _answer(request: Callable[[], Future[_T]], timeout: float, failure: str, fix: str = "") -> _T:
+    """The result of one admin request; InspectError `failure: cause fix` when it fails."""
+    try:
+        return request().result(timeout=timeout)
+    except KafkaException as error:
+        raise InspectError(f"{failure}: {_kafka_text(error)}{fix}") from error
+
+
 def describe_group(
     admin: AdminClient, group: str, input_topic: str, timeout: float = 30.0
 ) -> GroupDescription:
-    try:
-        future = admin.describe_consumer_groups([group], request_timeout=timeout)[group]
-        description = future.result(timeout=timeout)
-    except KafkaException as error:
-        raise InspectError(
-            f"cannot describe consumer group {group}: {_kafka_text(error)}"
-            " (check --bootstrap-servers and that the broker is up)"
-        ) from error
+    description = _answer(
+        lambda: admin.describe_consumer_groups([group], request_timeout=timeout)[group],
+        timeout,
+        f"cannot describe consumer group {group}",
+        " (check --bootstrap-servers and that the broker is up)",
+    )
     members = []
     for member in description.members:
         assigned: tuple[int, ...] = ()
@@ -141,13 +150,11 @@ def committed_offsets(
     yet and are not waited for (require_stable is off).
     """
     request = ConsumerGroupTopicPartitions(group, [TopicPartition(topic, p) for p in partitions])
-    try:
-        future = admin.list_consumer_group_offsets([request], request_timeout=timeout)[group]
-        result = future.result(timeout=timeout)
-    except KafkaException as error:
-        raise InspectError(
-            f"cannot read the committed offsets of group {group}: {_kafka_text(error)}"
-        ) from error
+    result = _answer(
+        lambda: admin.list_consumer_group_offsets([request], request_timeout=timeout)[group],
+        timeout,
+        f"cannot read the committed offsets of group {group}",
+    )
     found: dict[int, int | None] = {p: None for p in partitions}
     for tp in result.topic_partitions:
         if tp.topic == topic and tp.offset >= 0:

@@ -34,6 +34,11 @@ class VerifyError(Exception):
     """verify could not read what it needs (the check itself did not run)."""
 
 
+# The counts of a PartitionReport that are problems, and all its counts.
+PROBLEMS = ("missing", "unexpected", "duplicated", "not_increasing", "watermark_mismatches")
+COUNTS = ("inputs", "expected", "found", *PROBLEMS)
+
+
 @dataclass
 class PartitionReport:
     partition: int
@@ -49,13 +54,7 @@ class PartitionReport:
     examples: list[str] = field(default_factory=list)
 
     def problems(self) -> int:
-        return (
-            self.missing
-            + self.unexpected
-            + self.duplicated
-            + self.not_increasing
-            + self.watermark_mismatches
-        )
+        return sum(getattr(self, name) for name in PROBLEMS)
 
     def note(self, text: str) -> None:
         if len(self.examples) < 5:
@@ -70,17 +69,7 @@ class VerifyReport:
         return all(report.problems() == 0 for report in self.partitions)
 
     def totals(self) -> dict[str, int]:
-        names = [
-            "inputs",
-            "expected",
-            "found",
-            "missing",
-            "unexpected",
-            "duplicated",
-            "not_increasing",
-            "watermark_mismatches",
-        ]
-        return {name: sum(getattr(r, name) for r in self.partitions) for name in names}
+        return {name: sum(getattr(r, name) for r in self.partitions) for name in COUNTS}
 
     def as_dict(self) -> dict[str, object]:
         return {
