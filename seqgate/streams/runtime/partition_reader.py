@@ -125,19 +125,16 @@ class PartitionReader:
 
     def _records(self, messages: list[Message], stop: int | None) -> tuple[list[Message], bool]:
         """(the records among `messages` before the end, whether the end was reached)."""
-        records: list[Message] = []
-        for message in messages:
+        for index, message in enumerate(messages):
             error = message.error()
             if error is not None:
                 if error.code() == KafkaError._PARTITION_EOF:
                     self.end_offset = message.offset()
-                    return records, True
+                    return messages[:index], True
                 raise PartitionReadFailed(error)
-            offset = message.offset()
-            if stop is None or offset is None or offset + 1 < stop:
-                records.append(message)
-                continue
-            if offset < stop:
-                records.append(message)  # the last one before `stop`
-            return records, True
-        return records, False
+            if stop is not None:
+                offset = message.offset()
+                if offset is not None and offset + 1 >= stop:
+                    last = index + 1 if offset < stop else index
+                    return messages[:last], True
+        return messages, False
