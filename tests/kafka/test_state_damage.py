@@ -8,22 +8,17 @@ the file truncated, the MANIFEST emptied or CURRENT deleted (found by the open).
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import shutil
-import subprocess
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from confluent_kafka import TopicCollection
 from confluent_kafka.admin import AdminClient
 
-from seqgate.connectors.parsers.normalize import normalize
 from seqgate.schemas.codec import WATERMARK
-from seqgate.schemas.records import ObjectEvent, Watermark
-from seqgate.streams.devtools.samples import s3_notification, s3_record, to_bytes
 from seqgate.streams.runtime.topics import create_topics, pipeline_topics
 from seqgate.streams.state.recovery import (
     MAX_REBUILDS,
@@ -41,26 +36,30 @@ from seqgate.streams.state.store import (
     StoreIdentity,
     watermark_key,
 )
-from seqgate.streams.worker.processor import Worker, WorkerConfig, WorkerFatalError
+from seqgate.streams.worker.processor import Worker, WorkerConfig
 from tests.support.kafka_helpers import (
-    caught_up,
-    make_config,
     produce_events,
     read_all,
     wait_for,
-    worker_thread,
+)
+from tests.support.state_helpers import (
+    OBJECTS,
+    TOPIC,
+    mark,
+    partition_path,
+    processed_then_stopped,
+    rebuild_warnings,
+    rebuilds_counted,
+    redelivered_and_one_new,
+    run_until_caught_up,
+    s3_event,
 )
 
-TOPIC = "object-events"
 WATERMARKS = 20_000  # ~360 KB of SST: dozens of 4 KiB data blocks
 
 
 def identity_of(partition: int = 0, topic_id: str = "id-A") -> StoreIdentity:
     return StoreIdentity("app", TOPIC, partition, "app.changelog", partition, topic_id)
-
-
-def mark(i: int) -> Watermark:
-    return Watermark(f"{i:016x}", f"event-{i}", 0, i)
 
 
 def filled_store(directory: StateDirectory, identity: StoreIdentity) -> Path:
@@ -269,81 +268,6 @@ def test_a_locked_store_is_unavailable_not_damaged(tmp_path: Path) -> None:
 
 # ---- the worker, against the broker ----------------------------------------------------------
 
-OBJECTS = 3_000  # enough watermarks for a store of many SST data blocks
-
-
-def s3_event(key: str, sequencer: str = "10") -> ObjectEvent:
-    notification = s3_notification(s3_record(key=key, sequencer=sequencer))
-    result = normalize(to_bytes(notification), "test")
-    assert not result.rejections, result.rejections
-    return result.events[0]
-
-
-def objects(count: int, prefix: str = "obj") -> list[ObjectEvent]:
-    return [s3_event(f"{prefix}-{i:05d}") for i in range(count)]
-
-
-def partition_path(config: WorkerConfig, partition: int) -> Path:
-    return StateDirectory(config.state_dir, config.input_topic).partition_path(partition)
-
-
-def run_until_caught_up(
-    config: WorkerConfig, what: str, seen: list[Worker] | None = None
-) -> list[str]:
-    """Run a worker until the input is committed; its committed outcomes, in input order.
-    The worker is appended to `seen`."""
-    with worker_thread(config) as running:
-        if seen is not None:
-            seen.append(running.worker)
-        wait_for(
-            lambda: bool(running.errors) or caught_up(config.kafka.bootstrap_servers, config)(),
-            120,
-            what,
-        )
-    assert not running.errors, repr(running.errors[0])
-    decisions = sorted(running.decisions, key=lambda d: (d.partition, d.offset))
-    return [d.outcome.value for d in decisions]
-
-
-def rebuilds_counted(worker: Worker, reason: str, partition: int = 0) -> float | None:
-    return worker.metrics.registry.get_sample_value(
-        "seqgate_worker_state_rebuilds_total", {"partition": str(partition), "reason": reason}
-    )
-
-
-def rebuild_warnings(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
-    return [
-        r
-        for r in caplog.records
-        if r.levelno >= logging.WARNING and "rebuilt from the changelog" in r.getMessage()
-    ]
-
-
-def processed_then_stopped(
-    kafka_bootstrap: str,
-    unique_name: str,
-    tmp_path: Path,
-    *,
-    partitions: int = 1,
-    kafka_timeout_s: float = 30.0,
-) -> WorkerConfig:
-    """A pipeline whose worker has accepted OBJECTS events and stopped."""
-    config = make_config(
-        kafka_bootstrap,
-        unique_name,
-        tmp_path,
-        partitions=partitions,
-        kafka_timeout_s=kafka_timeout_s,
-    )
-    produce_events(kafka_bootstrap, config.input_topic, objects(OBJECTS))
-    first = run_until_caught_up(config, "the first worker to accept every object")
-    assert first == ["accepted"] * OBJECTS
-    return config
-
-
-def redelivered_and_one_new(kafka_bootstrap: str, config: WorkerConfig) -> None:
-    produce_events(kafka_bootstrap, config.input_topic, [*objects(OBJECTS), s3_event("new")])
-
 
 @pytest.mark.kafka
 @pytest.mark.parametrize("kind", sorted(DAMAGE))
@@ -478,123 +402,3 @@ def test_a_worker_rebuilds_a_store_ahead_of_its_changelog(
     assert f"up to {offset + 1000} but changelog {config.changelog_topic} ends at" in (
         warning.getMessage()
     )
-
-
-# ---- a full disk -------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """An 8 MiB tmpfs, unmounted at the end (skipped where mounting is not permitted)."""
-    mount = tmp_path / "small-disk"
-    mount.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mount)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        reason = f"cannot mount a tmpfs at {mount}: {done.stderr.strip() or done.returncode}"
-        print(f"skipped: {reason}")
-        pytest.skip(reason)
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", str(mount)], check=True)
-
-
-def fill(mount: Path) -> Path:
-    """Write a file until the filesystem is full, to the last byte it accepts."""
-    filler = mount / "filler"
-    with filler.open("wb", buffering=0) as out:
-        for chunk in (1 << 20, 1 << 16, 1 << 12, 1 << 8, 1):
-            with contextlib.suppress(OSError):
-                for _ in range((16 << 20) // chunk):  # bounded: more than the disk holds
-                    out.write(b"\0" * chunk)
-    return filler
-
-
-@pytest.mark.kafka
-def test_a_full_disk_is_one_error_line_and_a_restart_recovers(
-    kafka_bootstrap: str, unique_name: str, small_disk: Path
-) -> None:
-    config = make_config(kafka_bootstrap, unique_name, small_disk, partitions=1)
-    first = objects(100, "before")
-    produce_events(kafka_bootstrap, config.input_topic, first)
-    with worker_thread(config) as running:
-        wait_for(caught_up(kafka_bootstrap, config), 120, "the worker to accept the first batch")
-        filler = fill(small_disk)
-        # One transaction's changes, far more than the page the store's log has left.
-        produce_events(kafka_bootstrap, config.input_topic, objects(500, "after"))
-        wait_for(lambda: bool(running.errors), 120, "the worker to stop on the full disk")
-    error = running.errors[0]
-    assert isinstance(error, WorkerFatalError), repr(error)
-    message = str(error)
-    assert "\n" not in message and "no space left on device" in message
-    assert str(config.state_dir) in message and "--state-dir" in message
-    assert caught_up(kafka_bootstrap, config)(), "the transaction was committed before the write"
-
-    filler.unlink()
-    produce_events(kafka_bootstrap, config.input_topic, [*first, s3_event("new")])
-    again = run_until_caught_up(config, "the restarted worker, with space again")
-    assert again == ["duplicate"] * len(first) + ["accepted"], set(again)
-    assert len(read_all(kafka_bootstrap, config.outbox_topic)) == 100 + 500 + 1
-
-
-def test_a_full_disk_is_unavailable_not_damaged_and_loses_nothing_applied(
-    small_disk: Path,
-) -> None:
-    directory = StateDirectory(small_disk, TOPIC)
-    store = directory.open(0)
-    store.apply({watermark_key("s3://b/kept"): WATERMARK.encode(mark(1))}, 1)
-    filler = fill(small_disk)
-    big: dict[bytes, bytes | None] = {
-        watermark_key(f"s3://b/{i:06d}"): WATERMARK.encode(mark(i)) for i in range(500)
-    }
-    with pytest.raises(StateUnavailable) as raised:
-        store.apply(big, 2)
-    assert raised.value.disk_full and raised.value.path == directory.partition_path(0)
-    store.close()  # logged, not raised: the write-ahead log has what was applied
-    filler.unlink()
-    store = directory.open(0)
-    try:
-        assert store.watermark("s3://b/kept") == mark(1) and store.changelog_next_offset() == 1
-    finally:
-        store.close()
-
-
-@pytest.mark.kafka
-def test_a_store_failing_after_the_commit_is_rebuilt_with_the_committed_transaction(
-    kafka_bootstrap: str, unique_name: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    """The RocksDB write after a Kafka commit fails as corrupt (injected: a real one is
-    met by a read first): the rebuild must wait for that transaction in the changelog."""
-    config = make_config(kafka_bootstrap, unique_name, tmp_path, partitions=1)
-    first = objects(50, "first")
-    produce_events(kafka_bootstrap, config.input_topic, first)
-    caplog.set_level(logging.INFO)
-    with worker_thread(config) as running:
-        wait_for(caught_up(kafka_bootstrap, config), 120, "the worker to accept the first batch")
-        store = running.worker._stores.get(0)
-        assert store is not None
-        failures: list[int] = []
-
-        def failing_apply(changes: Mapping[bytes, bytes | None], next_offset: int) -> None:
-            failures.append(next_offset)
-            raise StateDamaged(0, store.path, "Corruption: injected after the commit")
-
-        store.apply = failing_apply  # type: ignore[method-assign,assignment]
-        produce_events(kafka_bootstrap, config.input_topic, objects(50, "second"))
-        wait_for(lambda: bool(failures), 60, "the write after the commit to fail")
-        produce_events(kafka_bootstrap, config.input_topic, objects(50, "second"))
-        wait_for(caught_up(kafka_bootstrap, config), 120, "the worker to decide the redeliveries")
-    assert not running.errors, repr(running.errors[0])
-    outcomes = [d.outcome.value for d in running.decisions]
-    # Every committed transaction counted, and the redeliveries of the one whose
-    # write failed are recognized: the rebuilt store has it.
-    assert outcomes == ["accepted"] * 100 + ["duplicate"] * 50, outcomes
-    (warning,) = rebuild_warnings(caplog)
-    assert "Corruption: injected after the commit" in warning.getMessage()
-    assert rebuilds_counted(running.worker, "damaged") == 1
-    assert running.worker.aborts == 0  # nothing was open to abort
