@@ -101,7 +101,7 @@ class PartitionReader:
         """The records from offset `begin` up to the stable end, or to `stop` (exclusive),
         in offset order, in batches (never empty).
 
-        Raises PartitionStalled after `timeout` seconds without a record, and
+        Raises PartitionStalled after `timeout` seconds with nothing from the consumer, and
         PartitionReadFailed on an error the consumer reports.
         """
         self.end_offset = None

@@ -90,16 +90,16 @@ def restore_partition(
     if span is None:
         return 0
     start, end = span
-    replay = _Replay(store, partition, start, end, progress)
+    applier = _ChangelogApplier(store, partition, start, end, progress)
     reader = PartitionReader(consumer, changelog_topic, partition, timeout=timeout)
     try:
         for records in reader.batches(start):
-            replay.take(records, reader.end_offset)
-        replay.finish(reader.end_offset)
+            applier.take(records, reader.end_offset)
+        applier.finish(reader.end_offset)
     except PartitionStalled:
         raise RuntimeError(
             f"restore of {changelog_topic}[{partition}] stalled at offset"
-            f" {replay.next_offset} for {timeout:.0f}s"
+            f" {applier.next_offset} for {timeout:.0f}s"
         ) from None
     finally:
         consumer.unassign()
@@ -107,11 +107,11 @@ def restore_partition(
         "restored partition",
         extra={
             "partition": partition,
-            "records": replay.applied,
-            "next_offset": replay.next_offset,
+            "records": applier.applied,
+            "next_offset": applier.next_offset,
         },
     )
-    return replay.applied
+    return applier.applied
 
 
 def _changelog_span(
@@ -147,7 +147,7 @@ def _changelog_span(
     return start, high
 
 
-class _Replay:
+class _ChangelogApplier:
     """Changelog records applied to a store, a write per _APPLY_EVERY keys."""
 
     def __init__(
