@@ -6,24 +6,22 @@ import logging
 import time
 from collections.abc import Callable
 
-from confluent_kafka import (
-    OFFSET_BEGINNING,
-    Consumer,
-    KafkaError,
-    KafkaException,
-    Message,
-    TopicPartition,
-)
+from confluent_kafka import Consumer, Message, TopicPartition
 
-from seqgate.streams.runtime.kafka_clients import client_config
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
+from seqgate.streams.runtime.partition_reader import (
+    PartitionReader,
+    PartitionStalled,
+    reader_config,
+)
+from seqgate.streams.runtime.partition_reader import (
+    next_batch as next_batch,  # the restore's batch read, named by the benchmark
+)
 from seqgate.streams.state.store import PartitionStore
 
 log = logging.getLogger(__name__)
 
 _APPLY_EVERY = 10_000
-_CONSUME_BATCH = 1_000
-_CONSUME_WAIT_S = 0.05
 # A progress line (info) at most this often, and a final one per partition.
 _LOG_EVERY_S = 5.0
 # How often the changelog's end is asked again while it is below an offset the
@@ -56,39 +54,7 @@ class ChangelogBehind(RuntimeError):
 
 def restore_consumer_config(kafka: KafkaSettings, application_id: str) -> dict[str, object]:
     """The worker's group-less, read_committed restore consumer."""
-    return client_config(
-        kafka,
-        **{
-            "group.id": f"{application_id}-restore",
-            "isolation.level": "read_committed",
-            # A restore reads to the end and stops: librdkafka's default 500 ms
-            # fetch wait cost ~0.9 s per partition (measured by `seqgate bench`).
-            "fetch.wait.max.ms": 10,
-            # Restore drains one partition at a time, faster than one fetch refills
-            # it: librdkafka's default 1,000 ms pause whenever the local queue is
-            # over queued.min.messages left it idle for a second at a time (measured:
-            # 210,000-420,000 records/s with it, 780,000-830,000 without).
-            "fetch.queue.backoff.ms": 10,
-            "enable.auto.commit": False,
-            "enable.partition.eof": True,
-            "auto.offset.reset": "earliest",
-        },
-    )
-
-
-def next_batch(consumer: Consumer) -> list[Message]:
-    """What the consumer has fetched, up to a batch; else the next record to arrive.
-
-    Batches, not poll(): one call per record cost more than the restore itself. But
-    consume() with a timeout waits for a *full* batch: whenever the fetcher fell
-    behind, each call idled the whole timeout (measured: 47 waits of ~50 ms in one
-    760,000-record restore, a third of its time). Taking what is there, and waiting
-    only for one record when nothing is, keeps the batches without the idling.
-    """
-    messages: list[Message] = consumer.consume(_CONSUME_BATCH, 0)
-    if messages:
-        return messages
-    return consumer.consume(1, _CONSUME_WAIT_S)
+    return reader_config(kafka, f"{application_id}-restore")
 
 
 def restore_partition(
@@ -120,6 +86,48 @@ def restore_partition(
     committed are written after the commit returns), raises ChangelogBehind.
     RocksDB failures raise the store's StateError.
     """
+    span = _changelog_span(consumer, changelog_topic, partition, store, at_least, timeout, settle_s)
+    if span is None:
+        return 0
+    start, end = span
+    applier = _ChangelogApplier(store, partition, start, end, progress)
+    reader = PartitionReader(consumer, changelog_topic, partition, timeout=timeout)
+    try:
+        for records in reader.batches(start):
+            applier.take(records, reader.end_offset)
+        applier.finish(reader.end_offset)
+    except PartitionStalled:
+        raise RuntimeError(
+            f"restore of {changelog_topic}[{partition}] stalled at offset"
+            f" {applier.next_offset} for {timeout:.0f}s"
+        ) from None
+    finally:
+        consumer.unassign()
+    log.info(
+        "restored partition",
+        extra={
+            "partition": partition,
+            "records": applier.applied,
+            "next_offset": applier.next_offset,
+        },
+    )
+    return applier.applied
+
+
+def _changelog_span(
+    consumer: Consumer,
+    changelog_topic: str,
+    partition: int,
+    store: PartitionStore,
+    at_least: int | None,
+    timeout: float,
+    settle_s: float,
+) -> tuple[int, int] | None:
+    """(the first offset to restore, the changelog's end); None: nothing to restore.
+
+    Raises ChangelogBehind when the end stays below what the store or `at_least`
+    reflects for `settle_s`.
+    """
     tp = TopicPartition(changelog_topic, partition)
     start = store.changelog_next_offset()
     known = [offset for offset in (start, at_least) if offset is not None]
@@ -135,64 +143,72 @@ def restore_partition(
     if start is None or start < low:
         start = low
     if start >= high:
-        return 0
-    consumer.assign([TopicPartition(changelog_topic, partition, start or OFFSET_BEGINNING)])
-    applied = 0
-    pending: dict[bytes, bytes | None] = {}
-    next_offset = start
-    total = high - start
-    logged_at = time.monotonic()
-    try:
-        done = False
-        last_progress = time.monotonic()
-        while not done:
-            messages = next_batch(consumer)
-            if not messages:
-                if time.monotonic() - last_progress > timeout:
-                    raise RuntimeError(
-                        f"restore of {changelog_topic}[{partition}] stalled at offset"
-                        f" {next_offset} for {timeout:.0f}s"
-                    )
+        return None
+    return start, high
+
+
+class _ChangelogApplier:
+    """Changelog records applied to a store, a write per _APPLY_EVERY keys."""
+
+    def __init__(
+        self,
+        store: PartitionStore,
+        partition: int,
+        start: int,
+        end: int,
+        progress: Callable[[int, int], None] | None,
+    ) -> None:
+        self.store = store
+        self.partition = partition
+        self.start = start
+        self.end = end
+        self.total = end - start  # an upper bound: see restore_partition
+        self.progress = progress
+        self.applied = 0
+        self.next_offset = start
+        self._pending: dict[bytes, bytes | None] = {}
+        self._logged_at = time.monotonic()
+
+    def take(self, records: list[Message], end_offset: int | None) -> None:
+        """Add a batch of records; `end_offset`: the changelog's end, once reached."""
+        for message in records:
+            key, offset = message.key(), message.offset()
+            if key is None or offset is None:
                 continue
-            last_progress = time.monotonic()
-            for message in messages:
-                error = message.error()
-                if error is not None:
-                    if error.code() == KafkaError._PARTITION_EOF:
-                        next_offset = max(next_offset, message.offset() or 0)
-                        done = True
-                        break
-                    raise KafkaException(error)
-                key, offset = message.key(), message.offset()
-                if key is None or offset is None:
-                    continue
-                pending[key] = message.value()
-                next_offset = offset + 1
-                applied += 1
-            if len(pending) >= _APPLY_EVERY:
-                store.apply(pending, next_offset)
-                pending = {}
-                if progress is not None:
-                    progress(applied, total)
-            if time.monotonic() - logged_at >= _LOG_EVERY_S:
-                logged_at = time.monotonic()
-                log.info(
-                    "restoring partition",
-                    extra={
-                        "partition": partition,
-                        "records": applied,
-                        "offset": next_offset,
-                        "end": high,
-                        "percent": round(100 * (next_offset - start) / max(1, total), 1),
-                    },
-                )
-        store.apply(pending, next_offset)
-        if progress is not None:
-            progress(applied, total)
-    finally:
-        consumer.unassign()
-    log.info(
-        "restored partition",
-        extra={"partition": partition, "records": applied, "next_offset": next_offset},
-    )
-    return applied
+            self._pending[key] = message.value()
+            self.next_offset = offset + 1
+            self.applied += 1
+        self._reached(end_offset)
+        if len(self._pending) >= _APPLY_EVERY:
+            self._apply()
+        if time.monotonic() - self._logged_at >= _LOG_EVERY_S:
+            self._logged_at = time.monotonic()
+            self._log_progress()
+
+    def finish(self, end_offset: int | None) -> None:
+        """Apply what is pending, up to the changelog's end (past its last markers)."""
+        self._reached(end_offset)
+        self._apply()
+
+    def _reached(self, end_offset: int | None) -> None:
+        if end_offset is not None:
+            self.next_offset = max(self.next_offset, end_offset)
+
+    def _apply(self) -> None:
+        self.store.apply(self._pending, self.next_offset)
+        self._pending = {}
+        if self.progress is not None:
+            self.progress(self.applied, self.total)
+
+    def _log_progress(self) -> None:
+        done = self.next_offset - self.start
+        log.info(
+            "restoring partition",
+            extra={
+                "partition": self.partition,
+                "records": self.applied,
+                "offset": self.next_offset,
+                "end": self.end,
+                "percent": round(100 * done / max(1, self.total), 1),
+            },
+        )

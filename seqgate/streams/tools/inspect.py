@@ -12,11 +12,11 @@ stable end) are shared with `seqgate.streams.tools.reset`.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from confluent_kafka import (
     Consumer,
@@ -35,8 +35,16 @@ from seqgate.schemas.wire import CodecError
 from seqgate.streams.runtime.errors import UsageError
 from seqgate.streams.runtime.kafka_clients import client_config
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
+from seqgate.streams.runtime.partition_reader import (
+    PartitionReader,
+    PartitionReadFailed,
+    PartitionStalled,
+    reader_config,
+)
 from seqgate.streams.state.keys import watermark_key
 from seqgate.streams.tools.replay import InputRecord
+
+_T = TypeVar("_T")
 
 
 class InspectError(UsageError):
@@ -81,17 +89,23 @@ def _kafka_text(error: KafkaException) -> str:
     return cause.str() if isinstance(cause, KafkaError) else str(cause)
 
 
+def _answer(request: Callable[[], Future[_T]], timeout: float, failure: str, fix: str = "") -> _T:
+    """The result of one admin request; InspectError `failure: cause fix` when it fails."""
+    try:
+        return request().result(timeout=timeout)
+    except KafkaException as error:
+        raise InspectError(f"{failure}: {_kafka_text(error)}{fix}") from error
+
+
 def describe_group(
     admin: AdminClient, group: str, input_topic: str, timeout: float = 30.0
 ) -> GroupDescription:
-    try:
-        future = admin.describe_consumer_groups([group], request_timeout=timeout)[group]
-        description = future.result(timeout=timeout)
-    except KafkaException as error:
-        raise InspectError(
-            f"cannot describe consumer group {group}: {_kafka_text(error)}"
-            " (check --bootstrap-servers and that the broker is up)"
-        ) from error
+    description = _answer(
+        lambda: admin.describe_consumer_groups([group], request_timeout=timeout)[group],
+        timeout,
+        f"cannot describe consumer group {group}",
+        " (check --bootstrap-servers and that the broker is up)",
+    )
     members = []
     for member in description.members:
         assigned: tuple[int, ...] = ()
@@ -138,13 +152,11 @@ def committed_offsets(
     yet and are not waited for (require_stable is off).
     """
     request = ConsumerGroupTopicPartitions(group, [TopicPartition(topic, p) for p in partitions])
-    try:
-        future = admin.list_consumer_group_offsets([request], request_timeout=timeout)[group]
-        result = future.result(timeout=timeout)
-    except KafkaException as error:
-        raise InspectError(
-            f"cannot read the committed offsets of group {group}: {_kafka_text(error)}"
-        ) from error
+    result = _answer(
+        lambda: admin.list_consumer_group_offsets([request], request_timeout=timeout)[group],
+        timeout,
+        f"cannot read the committed offsets of group {group}",
+    )
     found: dict[int, int | None] = {p: None for p in partitions}
     for tp in result.topic_partitions:
         if tp.topic == topic and tp.offset >= 0:
@@ -208,18 +220,7 @@ def read_partition(
 ) -> Iterator[InputRecord]:
     """Committed records of one partition from `start` to its stable end, or to `stop`
     (exclusive), in offset order. Fails after `timeout` seconds without progress."""
-    consumer = Consumer(
-        client_config(
-            kafka,
-            **{
-                "group.id": group,
-                "isolation.level": "read_committed",
-                "enable.auto.commit": False,
-                "enable.partition.eof": True,
-                "auto.offset.reset": "earliest",
-            },
-        )
-    )
+    consumer = Consumer(reader_config(kafka, group))
     try:
         tp = TopicPartition(topic, partition)
         low, high = consumer.get_watermark_offsets(tp, timeout=timeout)
@@ -244,30 +245,18 @@ def read_records(
     """Records of one partition from `begin` to `end` (exclusive) with `consumer`
     (read_committed, partition EOF events on), in offset order; raises `fail(message)`
     after `timeout` seconds without progress or on a consumer error."""
-    consumer.assign([TopicPartition(topic, partition, begin)])
-    last_progress = time.monotonic()
-    while True:
-        # consume() waits for a full batch or the timeout: keep it short.
-        messages = consumer.consume(1000, timeout=0.2)
-        if not messages:
-            if time.monotonic() - last_progress > timeout:
-                raise fail(f"reading {topic}[{partition}] made no progress for {timeout:.0f}s")
-            continue
-        last_progress = time.monotonic()
-        for message in messages:
-            error = message.error()
-            if error is not None:
-                if error.code() == KafkaError._PARTITION_EOF:
-                    return
-                raise fail(f"reading {topic}[{partition}]: {error.str()}")
-            offset = message.offset()
-            assert offset is not None
-            if offset >= end:
-                return
-            timestamp = message.timestamp()[1]
-            yield InputRecord(partition, offset, message.key(), message.value(), timestamp)
-            if offset + 1 >= end:
-                return
+    reader = PartitionReader(consumer, topic, partition, timeout=timeout)
+    try:
+        for records in reader.batches(begin, stop=end):
+            for message in records:
+                offset = message.offset()
+                assert offset is not None
+                timestamp = message.timestamp()[1]
+                yield InputRecord(partition, offset, message.key(), message.value(), timestamp)
+    except PartitionStalled:
+        raise fail(f"reading {topic}[{partition}] made no progress for {timeout:.0f}s") from None
+    except PartitionReadFailed as failed:
+        raise fail(f"reading {topic}[{partition}]: {failed.error.str()}") from None
 
 
 def changelog_state(

@@ -26,6 +26,7 @@ from seqgate.streams.rules.policy import Policy, Trust, expired
 from seqgate.streams.runtime.errors import UsageError
 from seqgate.streams.runtime.kafka_clients import client_config
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
+from seqgate.streams.runtime.partition_reader import reader_config
 from seqgate.streams.state.keys import SEEN_PREFIX, STREAM_TIME_KEY, decode_stream_time
 from seqgate.streams.tools.inspect import read_records
 from seqgate.streams.tools.replay import InputRecord, PartitionReplay
@@ -33,6 +34,11 @@ from seqgate.streams.tools.replay import InputRecord, PartitionReplay
 
 class VerifyError(UsageError):
     """verify could not read what it needs (the check itself did not run)."""
+
+
+# The counts of a PartitionReport that are problems, and all its counts.
+PROBLEMS = ("missing", "unexpected", "duplicated", "not_increasing", "watermark_mismatches")
+COUNTS = ("inputs", "expected", "found", *PROBLEMS)
 
 
 @dataclass
@@ -50,13 +56,7 @@ class PartitionReport:
     examples: list[str] = field(default_factory=list)
 
     def problems(self) -> int:
-        return (
-            self.missing
-            + self.unexpected
-            + self.duplicated
-            + self.not_increasing
-            + self.watermark_mismatches
-        )
+        return sum(getattr(self, name) for name in PROBLEMS)
 
     def note(self, text: str) -> None:
         if len(self.examples) < 5:
@@ -71,17 +71,7 @@ class VerifyReport:
         return all(report.problems() == 0 for report in self.partitions)
 
     def totals(self) -> dict[str, int]:
-        names = [
-            "inputs",
-            "expected",
-            "found",
-            "missing",
-            "unexpected",
-            "duplicated",
-            "not_increasing",
-            "watermark_mismatches",
-        ]
-        return {name: sum(getattr(r, name) for r in self.partitions) for name in names}
+        return {name: sum(getattr(r, name) for r in self.partitions) for name in COUNTS}
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -288,18 +278,7 @@ class _Reader:
         self._consumer = self._new_consumer()
 
     def _new_consumer(self) -> Consumer:
-        return Consumer(
-            client_config(
-                self.target.kafka,
-                **{
-                    "group.id": f"{self.target.application_id}-verify",
-                    "isolation.level": "read_committed",
-                    "enable.auto.commit": False,
-                    "enable.partition.eof": True,
-                    "auto.offset.reset": "earliest",
-                },
-            )
-        )
+        return Consumer(reader_config(self.target.kafka, f"{self.target.application_id}-verify"))
 
     def exists(self, topic: str) -> bool:
         metadata = self._consumer.list_topics(topic, timeout=self.target.timeout_s)
