@@ -44,7 +44,7 @@ from seqgate.streams.tools.inspect import (
     describe_group,
 )
 from seqgate.streams.tools.replay import InputRecord, PartitionReplay
-from seqgate.streams.tools.reset import (
+from seqgate.streams.tools.reset_plan import (
     OffsetTarget,
     ResetError,
     TargetKind,

@@ -98,12 +98,11 @@ def reset(
     Example (resume partition 2 at offset 1200, state as of there):
       seqgate reset --to-offsets 2:1200 --state rebuild --ordering aws
     """
-    from seqgate.streams.tools.reset import (
+    from seqgate.streams.tools.reset import apply, prepare
+    from seqgate.streams.tools.reset_plan import (
         ResetError,
         ResetRequest,
-        apply,
         describe_state_step,
-        prepare,
         state_mode,
         target_from_options,
     )
