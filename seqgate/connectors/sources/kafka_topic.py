@@ -150,13 +150,7 @@ class KafkaSource:
                 on_revoke=self._on_revoke,
                 on_lost=self._on_lost,
             )
-            batches = RecordBatches(
-                self._consumer,
-                self._ends,
-                batch_size=self.config.batch_size,
-                poll_timeout_s=self.config.poll_timeout_s,
-                idle_exit_seconds=self.config.idle_exit_seconds,
-            )
+            batches = RecordBatches.of(self._consumer, self._ends, self.config)
             while not stop.is_set():
                 records = batches.next_batch()
                 if records is None:

@@ -238,13 +238,7 @@ class Dispatcher:
                 on_revoke=self._on_revoke,
                 on_lost=self._on_revoke,
             )
-            batches = RecordBatches(
-                consumer,
-                self._ends,
-                batch_size=self.config.batch_size,
-                poll_timeout_s=self.config.poll_timeout_s,
-                idle_exit_seconds=self.config.idle_exit_seconds,
-            )
+            batches = RecordBatches.of(consumer, self._ends, self.config)
             while not stop.is_set():
                 usable = batches.next_batch()
                 if usable is None:

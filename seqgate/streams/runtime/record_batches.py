@@ -4,10 +4,24 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from confluent_kafka import Consumer, Message
 
 from seqgate.streams.runtime.kafka_clients import PartitionEnds
+
+
+class BatchSettings(Protocol):
+    """What a consumer loop's settings say about its batches."""
+
+    @property
+    def batch_size(self) -> int: ...
+
+    @property
+    def poll_timeout_s(self) -> float: ...
+
+    @property
+    def idle_exit_seconds(self) -> float | None: ...
 
 
 @dataclass
@@ -23,6 +37,12 @@ class RecordBatches:
     poll_timeout_s: float
     idle_exit_seconds: float | None
     last_record: float = field(default_factory=time.monotonic)
+
+    @classmethod
+    def of(cls, consumer: Consumer, ends: PartitionEnds, settings: BatchSettings) -> RecordBatches:
+        return cls(
+            consumer, ends, settings.batch_size, settings.poll_timeout_s, settings.idle_exit_seconds
+        )
 
     def next_batch(self) -> list[Message] | None:
         """The next batch's records (none when nothing came); None once the idle exit is due."""
