@@ -40,7 +40,7 @@ from seqgate.streams.tools.inspect import (
     describe_group,
 )
 from seqgate.streams.tools.replay import InputRecord, PartitionReplay
-from seqgate.streams.tools.reset import parse_datetime
+from seqgate.streams.tools.reset_plan import parse_datetime
 from seqgate.streams.tools.verify import verify
 from seqgate.streams.worker.processor import WorkerConfig
 from tests.support.kafka_helpers import make_config, read_all, wait_for

@@ -32,7 +32,7 @@ from seqgate.streams.runtime.kafka_settings import KafkaSettingsError
 from seqgate.streams.runtime.topic_check import TopicCheckError
 from seqgate.streams.runtime.topics import TopicConfigError, TopicCreateError
 from seqgate.streams.tools.inspect import InspectError
-from seqgate.streams.tools.reset import ResetError
+from seqgate.streams.tools.reset_plan import ResetError
 from seqgate.streams.tools.verify import VerifyError
 from tests.support.paths import REPO
 

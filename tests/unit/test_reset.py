@@ -13,7 +13,7 @@ from seqgate.streams.tools.inspect import (
     GroupDescription,
     GroupMember,
 )
-from seqgate.streams.tools.reset import (
+from seqgate.streams.tools.reset_plan import (
     OffsetTarget,
     ResetError,
     TargetKind,

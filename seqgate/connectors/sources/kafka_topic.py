@@ -23,20 +23,11 @@ Origin of every record: ``kafka:<topic>:<partition>:<offset>``.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
-import time
 from dataclasses import dataclass, field
 
-from confluent_kafka import (
-    Consumer,
-    KafkaError,
-    KafkaException,
-    Message,
-    Producer,
-    TopicPartition,
-)
+from confluent_kafka import Consumer, KafkaException, Message, Producer, TopicPartition
 
 from seqgate.connectors.parsers.normalize import normalize
 from seqgate.connectors.parsers.s3.native import DEFAULT_S3_PARSE_OPTIONS, S3ParseOptions
@@ -47,15 +38,10 @@ from seqgate.schemas.codec import OBJECT_EVENT, REJECTED_RECORD
 from seqgate.schemas.identity import event_identity
 from seqgate.streams.runtime.errors import CommandFailed
 from seqgate.streams.runtime.faults import FaultInjector, FaultPoint
-from seqgate.streams.runtime.kafka_clients import PartitionEnds, client_config, is_fatal
+from seqgate.streams.runtime.kafka_clients import PartitionEnds, client_config
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
-from seqgate.streams.runtime.transactions import (
-    abort_if_open,
-    close_producer,
-    commit_transaction,
-    flush,
-    rewind_to_committed,
-)
+from seqgate.streams.runtime.record_batches import RecordBatches
+from seqgate.streams.runtime.session import SessionRole, TransactionalSession
 
 log = logging.getLogger(__name__)
 
@@ -83,8 +69,44 @@ def origin_of(message: Message) -> str:
     return f"kafka:{message.topic()}:{message.partition()}:{message.offset()}"
 
 
+def _consumer(config: KafkaSourceConfig) -> Consumer:
+    return Consumer(
+        client_config(
+            config.kafka,
+            **{
+                "group.id": config.group_id,
+                "group.instance.id": config.transactional_id,
+                "session.timeout.ms": config.session_timeout_ms,
+                "isolation.level": "read_committed",
+                "enable.auto.commit": False,
+                "auto.offset.reset": "earliest",
+                # End-of-partition events tell the idle exit the topic is drained.
+                "enable.partition.eof": config.idle_exit_seconds is not None,
+            },
+        )
+    )
+
+
+# Idempotent, every replica, murmur2 like every other producer of `object-events`.
+_PRODUCER_SETTINGS = {
+    "enable.idempotence": True,
+    "acks": "all",
+    "linger.ms": 5,
+    "partitioner": "murmur2_random",
+}
+
+
+def _producer(config: KafkaSourceConfig) -> Producer:
+    transactional = {
+        "transactional.id": config.transactional_id,
+        "transaction.timeout.ms": config.transaction_timeout_ms,
+    }
+    return Producer(client_config(config.kafka, **transactional, **_PRODUCER_SETTINGS))
+
+
 class KafkaSource:
-    """Consume raw notifications, publish what they become, transactionally."""
+    """Consume raw notifications, publish what they become, transactionally: a transform
+    on the same `TransactionalSession` as the worker."""
 
     def __init__(
         self,
@@ -101,185 +123,104 @@ class KafkaSource:
         self.tally = BridgeTally()
         self.commits = 0
         self.aborts = 0
-        self._delivery_errors: list[KafkaError] = []
         self._ends = PartitionEnds(
             "the bridge (it resumes from the committed offsets)", KafkaSourceFatalError
         )
-        self._in_transaction = False
-        self._consumer = Consumer(
-            client_config(
-                config.kafka,
-                **{
-                    "group.id": config.group_id,
-                    "group.instance.id": config.transactional_id,
-                    "session.timeout.ms": config.session_timeout_ms,
-                    "isolation.level": "read_committed",
-                    "enable.auto.commit": False,
-                    "auto.offset.reset": "earliest",
-                    # End-of-partition events tell the idle exit the topic is drained.
-                    "enable.partition.eof": config.idle_exit_seconds is not None,
-                },
-            )
-        )
-        self._producer = Producer(
-            client_config(
-                config.kafka,
-                **{
-                    "transactional.id": config.transactional_id,
-                    "transaction.timeout.ms": config.transaction_timeout_ms,
-                    "enable.idempotence": True,
-                    "acks": "all",
-                    "linger.ms": 5,
-                    "partitioner": "murmur2_random",
-                },
-            )
+        self._consumer = _consumer(config)
+        self._session = TransactionalSession(
+            _producer(config),
+            SessionRole(
+                "bridge",
+                config.transactional_id,
+                "--transactional-id",
+                config.transaction_timeout_ms,
+            ),
+            timeout_s=config.kafka_timeout_s,
+            failed=KafkaSourceFatalError,
+            consumer=self._consumer,
+            faults=self._faults,
         )
 
     def run(self, stop: threading.Event) -> None:
         """Until `stop` is set (or the idle exit): each batch one transaction; then close."""
         try:
-            try:
-                # Fences an earlier incarnation and aborts its open transaction.
-                self._producer.init_transactions(self.config.kafka_timeout_s)
-            except KafkaException as error:
-                raise KafkaSourceFatalError(
-                    f"init_transactions for transactional.id {self.config.transactional_id}"
-                    f" failed: {error.args[0].str()}"
-                ) from error
+            self._session.init()
             self._consumer.subscribe(
                 [self.config.source_topic],
                 on_assign=self._on_assign,
                 on_revoke=self._on_revoke,
                 on_lost=self._on_lost,
             )
-            last_message = time.monotonic()
+            batches = RecordBatches.of(self._consumer, self._ends, self.config)
             while not stop.is_set():
-                messages = self._consumer.consume(
-                    self.config.batch_size, timeout=self.config.poll_timeout_s
-                )
-                records = [message for message in messages if self._ends.usable(message)]
-                if not records:
-                    if not self._drained():
-                        last_message = time.monotonic()
-                    elif time.monotonic() - last_message >= (self.config.idle_exit_seconds or 0):
-                        return
-                    continue
-                last_message = time.monotonic()
-                try:
+                records = batches.next_batch()
+                if records is None:
+                    return
+                if records:
                     self._transfer(records)
-                except KafkaException as error:
-                    self._recover(error)
         finally:
-            self._close()
-
-    def _drained(self) -> bool:
-        """With the idle exit: partitions assigned, every one read to its end."""
-        return self.config.idle_exit_seconds is not None and self._ends.drained()
+            self._session.close(flush_timeout_s=0)
 
     def _transfer(self, messages: list[Message]) -> None:
         """One transaction: the batch's events and dead letters, and its offsets."""
-        self._producer.begin_transaction()
-        self._in_transaction = True
+        session = self._session
+        try:
+            session.begin()
+            batch, offsets = self._transform(messages)
+            self._faults.reach(FaultPoint.AFTER_STATE_UPDATE)
+            session.commit(offsets)
+        except KafkaException as error:
+            session.raise_if_fatal(error)
+            # Abortable or retriable: nothing of this transaction is visible, so
+            # aborting and reading again from the committed offsets is always safe.
+            log.warning("transaction aborted", extra={"error": error.args[0].str()})
+            self.aborts += 1
+            session.abort_and_rewind()
+            self._ends.forget_ends()
+            return
+        self.tally.merge(batch)
+        self.commits += 1
+
+    def _transform(self, messages: list[Message]) -> tuple[BridgeTally, list[TopicPartition]]:
+        """Produce what each raw record becomes; the batch's tally and its input offsets."""
         batch = BridgeTally()
         next_offsets: dict[tuple[str, int], int] = {}
         for message in messages:
             raw = message.value() or b""
             origin = origin_of(message)
             result, filtered = self._filter.apply(normalize(raw, origin, self._s3_options))
-            timestamp = message.timestamp()[1]
+            # The raw record's time, not the clock (0, when it has none, means now): the
+            # worker's dedupe window is measured in record time.
+            timestamp = max(message.timestamp()[1], 0)
             for event in result.events:
                 identity = event_identity(event.source, event.bucket, event.key)
                 self._produce(
-                    self.config.topics.events,
-                    identity.encode("utf-8"),
-                    OBJECT_EVENT.encode(event),
-                    timestamp,
+                    self.config.topics.events, identity, OBJECT_EVENT.encode(event), timestamp
                 )
             for rejection in result.rejections:
                 record = rejected_record(rejection, raw, origin)
                 self._produce(
-                    self.config.topics.rejected,
-                    origin.encode("utf-8"),
-                    REJECTED_RECORD.encode(record),
-                    timestamp,
+                    self.config.topics.rejected, origin, REJECTED_RECORD.encode(record), timestamp
                 )
             batch.add(result, filtered)
             topic, partition, offset = message.topic(), message.partition(), message.offset()
             assert topic is not None and partition is not None and offset is not None
             next_offsets[(topic, partition)] = offset + 1
-        self._faults.reach(FaultPoint.AFTER_STATE_UPDATE)
-        timeout = self.config.kafka_timeout_s
-        flush(self._producer, timeout)
-        if self._delivery_errors:
-            errors, self._delivery_errors = self._delivery_errors, []
-            raise KafkaException(
-                KafkaError(
-                    KafkaError._STATE,
-                    "delivery failed: " + "; ".join(error.str() for error in errors[:3]),
-                    txn_requires_abort=True,
-                )
-            )
         offsets = [
             TopicPartition(topic, partition, offset)
             for (topic, partition), offset in sorted(next_offsets.items())
         ]
-        self._producer.send_offsets_to_transaction(
-            offsets, self._consumer.consumer_group_metadata(), timeout
+        return batch, offsets
+
+    def _produce(self, topic: str, key: str, value: bytes, timestamp: int) -> None:
+        session = self._session
+        session.produce(
+            topic,
+            value,
+            key=key.encode("utf-8"),
+            timestamp=timestamp,
+            on_delivery=session.on_delivery,
         )
-        self._faults.reach(FaultPoint.BEFORE_COMMIT)
-        commit_transaction(self._producer, timeout)
-        self._in_transaction = False
-        self._faults.reach(FaultPoint.AFTER_COMMIT)
-        self.tally.merge(batch)
-        self.commits += 1
-
-    def _produce(self, topic: str, key: bytes, value: bytes, timestamp: int) -> None:
-        while True:
-            try:
-                self._producer.produce(
-                    topic,
-                    key=key,
-                    value=value,
-                    # The raw record's time, not the clock (0, when it has none, means
-                    # now): the worker's dedupe window is measured in record time.
-                    timestamp=max(timestamp, 0),
-                    on_delivery=self._on_delivery,
-                )
-                return
-            except BufferError:
-                self._producer.poll(0.1)
-
-    def _on_delivery(self, error: KafkaError | None, message: Message) -> None:
-        if error is not None:
-            self._delivery_errors.append(error)
-
-    def _recover(self, error: KafkaException) -> None:
-        kafka_error = error.args[0]
-        if is_fatal(kafka_error):
-            raise KafkaSourceFatalError(self._describe_fatal(kafka_error)) from error
-        # Abortable or retriable: nothing of this transaction is visible, so
-        # aborting and reading again from the committed offsets is always safe.
-        log.warning("transaction aborted", extra={"error": kafka_error.str()})
-        self._abort_and_rewind()
-
-    def _abort_and_rewind(self) -> None:
-        self.aborts += 1
-        self._delivery_errors = []
-        try:
-            self._producer.abort_transaction(self.config.kafka_timeout_s)
-        except KafkaException as error:
-            raise KafkaSourceFatalError(self._describe_fatal(error.args[0])) from error
-        self._in_transaction = False
-        self._ends.forget_ends()
-        rewind_to_committed(self._consumer, self.config.kafka_timeout_s)
-
-    def _describe_fatal(self, error: KafkaError) -> str:
-        if error.code() in (KafkaError._FENCED, KafkaError.PRODUCER_FENCED):
-            return (
-                f"bridge fenced: another instance took over transactional.id"
-                f" {self.config.transactional_id}; give each bridge a distinct --transactional-id"
-            )
-        return f"fatal Kafka error: {error.str()}"
 
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         self._ends.assign(partitions)
@@ -292,13 +233,3 @@ class KafkaSource:
         # No transaction is open during consume(): nothing to abort.
         self._ends.revoke(partitions)
         log.warning("partitions lost", extra={"partitions": [tp.partition for tp in partitions]})
-
-    def _close(self) -> None:
-        abort_if_open(self._producer, self._in_transaction)
-        self._in_transaction = False
-        try:
-            self._consumer.close()
-        finally:
-            with contextlib.suppress(KafkaException):
-                self._producer.flush(0)
-            close_producer(self._producer)

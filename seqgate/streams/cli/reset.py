@@ -20,7 +20,8 @@ from seqgate.streams.runtime.kafka_reach import ensure_reachable
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
 
 if TYPE_CHECKING:
-    from seqgate.streams.tools.reset import PartitionOutcome, ResetPlan, ResetRequest
+    from seqgate.streams.tools.reset import PartitionOutcome
+    from seqgate.streams.tools.reset_plan import ResetPlan, ResetRequest
 
 
 @cli.command()
@@ -89,7 +90,7 @@ def reset(
     Example (resume partition 2 at offset 1200, state as of there):
       seqgate reset --to-offsets 2:1200 --state rebuild --ordering aws
     """
-    from seqgate.streams.tools.reset import ResetRequest, state_mode, target_from_options
+    from seqgate.streams.tools.reset_plan import ResetRequest, state_mode, target_from_options
 
     request = ResetRequest(
         kafka=kafka,
@@ -131,7 +132,7 @@ def run_reset(request: ResetRequest, *, dry_run: bool, as_json: bool) -> None:
 
 
 def print_plan(plan: ResetPlan, *, dry_run: bool) -> None:
-    from seqgate.streams.tools.reset import describe_state_step
+    from seqgate.streams.tools.reset_plan import describe_state_step
 
     click.echo(
         f"{'dry run: nothing is changed; ' if dry_run else ''}reset of group {plan.group}"

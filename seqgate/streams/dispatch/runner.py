@@ -26,7 +26,6 @@ import logging
 import os
 import signal
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,6 +43,7 @@ from seqgate.streams.rules.policy import Policy
 from seqgate.streams.runtime.errors import UsageError
 from seqgate.streams.runtime.kafka_clients import PartitionEnds, client_config
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
+from seqgate.streams.runtime.record_batches import RecordBatches
 from seqgate.streams.runtime.topics import TopicSpec, create_topics
 
 __all__ = [
@@ -240,19 +240,13 @@ class Dispatcher:
                 on_revoke=self._on_revoke,
                 on_lost=self._on_revoke,
             )
-            last_message = time.monotonic()
+            batches = RecordBatches.of(consumer, self._ends, self.config)
             while not stop.is_set():
-                messages = consumer.consume(
-                    self.config.batch_size, timeout=self.config.poll_timeout_s
-                )
-                usable = [message for message in messages if self._ends.usable(message)]
+                usable = batches.next_batch()
+                if usable is None:
+                    return
                 if not usable:
-                    if not self._drained():
-                        last_message = time.monotonic()
-                    elif time.monotonic() - last_message >= (self.config.idle_exit_seconds or 0):
-                        return
                     continue
-                last_message = time.monotonic()
                 if not self._dispatch(usable, stop):
                     return  # stopped before the destination confirmed: nothing committed
                 self._fault(AFTER_APPLY)
@@ -268,9 +262,6 @@ class Dispatcher:
     def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         # Nothing is in flight here: callbacks run inside consume(), between batches.
         self._ends.revoke(partitions)
-
-    def _drained(self) -> bool:
-        return self.config.idle_exit_seconds is not None and self._ends.drained()
 
     # ---- one batch -------------------------------------------------------------------------
 

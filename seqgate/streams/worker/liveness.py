@@ -16,9 +16,17 @@ stall.
 
 from __future__ import annotations
 
+import logging
+import time
 from dataclasses import dataclass, field
 
-__all__ = ["PartitionProgress", "StallWatch", "readable_partitions"]
+from confluent_kafka import Consumer, KafkaException, TopicPartition
+
+from seqgate.streams.runtime.errors import WorkerFatalError
+
+__all__ = ["LivenessCheck", "PartitionProgress", "StallWatch", "readable_partitions"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,3 +83,85 @@ class StallWatch:
         if self._suspected_at is None:
             self._suspected_at = now
         return now - self._suspected_at >= self.timeout_s
+
+
+class LivenessCheck:
+    """The worker's stall exit: a consumer that reads nothing while records wait, or a
+    rejoin that never ends, stops the worker with one line for its supervisor."""
+
+    def __init__(
+        self,
+        stall: StallWatch,
+        consumer: Consumer,
+        restore_consumer: Consumer,
+        *,
+        input_topic: str,
+        stall_timeout_ms: int,
+    ) -> None:
+        self.stall = stall
+        self._consumer = consumer
+        self._restore_consumer = restore_consumer  # asks for the readable end
+        self._input_topic = input_topic
+        self._stall_timeout_ms = stall_timeout_ms
+        self._lost_at: float | None = None  # partitions lost, no assignment since
+        self._lost_member_id: str | None = None  # the group member id when they were lost
+
+    def polled(self, consumed: bool) -> None:
+        """After each poll: progress, or (at most every timeout/4 while idle) a check."""
+        now = time.monotonic()
+        if consumed:
+            self.stall.progressed(now)
+        elif self.stall.due(now):
+            self.check_not_stuck()
+
+    def assigned(self) -> None:
+        self._lost_at = None
+        self.stall.progressed(time.monotonic())
+
+    def lost(self, member_id: str) -> None:
+        self._lost_at = time.monotonic()
+        self._lost_member_id = member_id
+
+    def check_not_stuck(self) -> None:
+        """Exit (for a supervisor to restart us) if assigned partitions have readable
+        records that this consumer has not read for --stall-timeout-ms, or if the
+        partitions it lost have not been followed by a new assignment for as long."""
+        lost_at = self._lost_at
+        if lost_at is not None and self._consumer.memberid() != self._lost_member_id:
+            self._lost_at = None  # rejoined under a new member id, given nothing: idle
+        elif lost_at is not None and time.monotonic() - lost_at >= self.stall.timeout_s:
+            raise WorkerFatalError(
+                f"partitions lost {time.monotonic() - lost_at:.0f} s ago and no new assignment"
+                f" since (--stall-timeout-ms {self._stall_timeout_ms}): rejoining the"
+                " group is stuck; restart the worker (it resumes from the committed offsets)"
+            )
+        try:
+            progress = [self._progress_of(tp) for tp in self._consumer.assignment()]
+        except KafkaException as error:
+            # The broker does not answer: an outage, not a stuck consumer.
+            log.info("stall check skipped", extra={"error": error.args[0].str()})
+            return
+        stuck = readable_partitions(progress)
+        if not self.stall.observed(time.monotonic(), bool(stuck)):
+            return
+        described = ", ".join(
+            f"{entry.partition} (at {entry.position}, readable up to {entry.stable_end})"
+            for entry in stuck
+        )
+        raise WorkerFatalError(
+            f"no record consumed for {self._stall_timeout_ms} ms (--stall-timeout-ms)"
+            f" while partitions {described} of {self._input_topic} have committed"
+            " records to read: the Kafka client is stuck; restart the worker (it resumes"
+            " from the committed offsets)"
+        )
+
+    def _progress_of(self, tp: TopicPartition) -> PartitionProgress:
+        (positioned,) = self._consumer.position([tp])  # local: no broker call
+        # Asked through the other client (read_committed: it answers the last stable
+        # offset): a stuck consumer may not answer for itself either, which would
+        # look like an outage forever; when the broker answers another client, it is not.
+        low, stable_end = self._restore_consumer.get_watermark_offsets(
+            tp, timeout=5.0, cached=False
+        )
+        position = positioned.offset if positioned.offset >= 0 else None
+        return PartitionProgress(tp.partition, position, low, stable_end)

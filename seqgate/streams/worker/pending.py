@@ -8,11 +8,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from confluent_kafka import KafkaError, Message
+from confluent_kafka import Message
 
 from seqgate.streams.runtime.metrics import Tally
+from seqgate.streams.runtime.session import TransactionalSession
 from seqgate.streams.state.store import PartitionStore, TransactionOverlay
 from seqgate.streams.worker.audit import Decision
+from seqgate.streams.worker.config import WorkerConfig
+from seqgate.streams.worker.partition_stores import PartitionStores
+from seqgate.streams.worker.refused import RefusedRecords
 
 
 @dataclass
@@ -23,11 +27,34 @@ class PendingState:
     views: dict[int, OverlayView] = field(default_factory=dict)
     next_offsets: dict[int, int] = field(default_factory=dict)
     changelog_last_offset: dict[int, int] = field(default_factory=dict)
-    delivery_errors: list[KafkaError] = field(default_factory=list)
     decisions: list[Decision] = field(default_factory=list)  # kept only for an on_commit listener
     tally: Tally = field(default_factory=dict)
     records: int = 0
     started: float = 0.0
+
+
+class OpenTransaction:
+    """The worker's open transaction: what it holds, replaced when it commits or aborts."""
+
+    def __init__(self) -> None:
+        self.pending = PendingState()
+
+    def discard(self) -> PendingState:
+        """End it (committed or aborted): what it held, for the caller to use or drop."""
+        done, self.pending = self.pending, PendingState()
+        return done
+
+
+@dataclass(frozen=True, slots=True)
+class TransactionParts:
+    """What the record step and the checkpoint share: the settings, the session, the open
+    transaction, the stores and what is known of refused records."""
+
+    config: WorkerConfig
+    session: TransactionalSession
+    transaction: OpenTransaction
+    stores: PartitionStores
+    refused: RefusedRecords
 
 
 def coordinates(message: Message) -> tuple[int, int]:

@@ -1,0 +1,344 @@
+"""One owner of a Kafka transaction: the worker, `bridge kafka` and `reset` all run theirs here.
+
+A `TransactionalSession` wraps a transactional producer and, where the transaction
+carries input offsets, the consumer they belong to. It holds the steps every
+caller must take the same way (docs/design.md §5.2, §5.3): `init` (fencing),
+`begin`, `produce` with back-pressure, `commit` (the commit protocol, the only copy
+of it), `abort_and_rewind`, the diagnosis of a fatal error, and `close`. What a
+transaction holds and what a commit means for local state stay with the caller.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    OFFSET_INVALID,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Message,
+    Producer,
+    TopicPartition,
+)
+
+from seqgate.streams.runtime.faults import FaultInjector, FaultPoint
+from seqgate.streams.runtime.kafka_clients import is_fatal
+
+log = logging.getLogger(__name__)
+
+DeliveryCallback = Callable[[KafkaError | None, Message], None]
+Failure = Callable[[str], Exception]
+
+# How long `close` gives an open transaction's abort (a failed one is aborted by the broker).
+_ABORT_ON_CLOSE_S = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRole:
+    """Who runs the transactions, for the one line that explains a failure."""
+
+    name: str  # "worker", "bridge", "reset"
+    transactional_id: str
+    id_option: str  # the option the transactional id comes from
+    transaction_timeout_ms: int
+
+
+class FatalErrorTrap:
+    """An `error_cb` that keeps the producer's fatal error: produce() and flush() only
+    say "Fatal error", the error callback names the cause."""
+
+    def __init__(self) -> None:
+        self.error: KafkaError | None = None
+
+    def __call__(self, error: KafkaError) -> None:
+        if error.fatal():
+            self.error = error
+
+
+class TransactionalSession:
+    """The transactions of one transactional producer, one at a time."""
+
+    def __init__(
+        self,
+        producer: Producer,
+        role: SessionRole,
+        *,
+        timeout_s: float,
+        failed: Failure,
+        consumer: Consumer | None = None,
+        trap: FatalErrorTrap | None = None,
+        abort_retry_s: float = 0.0,
+        faults: FaultInjector | None = None,
+    ) -> None:
+        self.producer = producer
+        self.role = role
+        self.delivery_errors: list[KafkaError] = []
+        self._timeout_s = timeout_s
+        self._failed = failed  # the caller's exception for what a restart must cure
+        self._consumer = consumer
+        self._trap = trap
+        self._abort_retry_s = abort_retry_s
+        self._faults = faults or FaultInjector()
+        self._in_transaction = False
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._in_transaction
+
+    # ---- the steps of one transaction --------------------------------------------------------
+
+    def init(self) -> None:
+        """Fence any earlier incarnation with this transactional.id and abort its open
+        transaction; the caller's failure when the broker does not allow it."""
+        try:
+            self.producer.init_transactions(self._timeout_s)
+        except KafkaException as error:
+            raise self._failed(
+                f"init_transactions for transactional.id {self.role.transactional_id}"
+                f" failed: {error.args[0].str()}"
+            ) from error
+
+    def begin(self) -> None:
+        self.producer.begin_transaction()
+        self._in_transaction = True
+        self.delivery_errors = []
+
+    def produce(
+        self,
+        topic: str,
+        value: bytes | None,
+        *,
+        key: bytes | None = None,
+        partition: int = -1,
+        timestamp: int = 0,
+        on_delivery: DeliveryCallback | None = None,
+    ) -> None:
+        """`producer.produce`, waiting while the local queue is full (back-pressure)."""
+        while True:
+            try:
+                self.producer.produce(
+                    topic,
+                    key=key,
+                    value=value,
+                    partition=partition,
+                    timestamp=timestamp,
+                    on_delivery=on_delivery,
+                )
+                return
+            except BufferError:
+                self.producer.poll(0.1)  # serves delivery reports: they make room
+
+    def on_delivery(self, error: KafkaError | None, message: Message) -> None:
+        """A delivery callback that keeps failures for `commit`.
+
+        It may run inside produce() while that raises a fatal error, when any call into
+        the client fails: a failure is only recorded here and described later."""
+        if error is not None:
+            self.delivery_errors.append(error)
+
+    def flush(self, timeout_s: float | None = None) -> int:
+        """`producer.flush` (serving the delivery reports), raising the real KafkaException;
+        the number of records still unacknowledged.
+
+        confluent-kafka may raise a fatal KafkaException from flush() and then still run
+        delivery callbacks, which turns it into a SystemError whose cause is the real
+        error; or raise a SystemError with no cause at all (seen when fenced), in which
+        case the producer is asked why."""
+        try:
+            remaining: int = self.producer.flush(
+                self._timeout_s if timeout_s is None else timeout_s
+            )
+        except SystemError as error:
+            if isinstance(error.__cause__, KafkaException):
+                raise error.__cause__ from None
+            cause = self.fatal_cause()
+            if cause is not None:
+                raise KafkaException(cause) from None
+            raise
+        return remaining
+
+    def commit(self, offsets: Sequence[TopicPartition]) -> None:
+        """The commit protocol (docs/design.md §5.2 step 4), the one copy of it:
+
+        1. flush: every record of the transaction acknowledged; a failed delivery makes
+           the transaction abortable, so it raises here;
+        2. send the input `offsets` (the next offset to read, per partition) to the
+           transaction with the consumer's group metadata; `reset` sends none, its
+           offsets move through the admin API;
+        3. commit_transaction, retried while the client calls the failure retriable.
+
+        Any KafkaException leaves the transaction open: the caller aborts it."""
+        self.flush()
+        if self.delivery_errors:
+            errors = self.delivery_errors
+            raise KafkaException(
+                KafkaError(
+                    errors[0].code(),
+                    "delivery failed: " + "; ".join(error.str() for error in errors[:3]),
+                    txn_requires_abort=True,
+                )
+            )
+        if offsets:
+            assert self._consumer is not None, "input offsets need the consumer they belong to"
+            self.producer.send_offsets_to_transaction(
+                list(offsets), self._consumer.consumer_group_metadata(), self._timeout_s
+            )
+        self._faults.reach(FaultPoint.BEFORE_COMMIT)
+        self._commit_transaction()
+        self._in_transaction = False
+        self._faults.reach(FaultPoint.AFTER_COMMIT)
+
+    def _commit_transaction(self) -> None:
+        # A retriable failure may still complete the commit: retrying is what librdkafka asks.
+        while True:
+            try:
+                self.producer.commit_transaction(self._timeout_s)
+                return
+            except KafkaException as error:
+                if not error.args[0].retriable():
+                    raise
+                log.warning("commit retry", extra={"error": error.args[0].str()})
+
+    def abort_and_rewind(self) -> None:
+        """Abort the open transaction, then seek every assigned partition back to its
+        committed offset, so that its input is read again; the caller's failure when
+        the abort cannot be done."""
+        try:
+            self._abort_transaction()
+        except KafkaException as error:
+            raise self._failed(self.describe_fatal(error.args[0])) from error
+        self._in_transaction = False
+        self.delivery_errors = []
+        if self._consumer is not None:
+            self._rewind_to_committed(self._consumer)
+
+    def _abort_transaction(self) -> None:
+        # A timeout while the broker cannot be reached is retriable ("retry call to
+        # resume"): retried for at most abort_retry_s, then the KafkaException.
+        deadline = time.monotonic() + self._abort_retry_s
+        while True:
+            try:
+                self.producer.abort_transaction(self._timeout_s)
+                return
+            except KafkaException as error:
+                if not error.args[0].retriable() or time.monotonic() >= deadline:
+                    raise
+                log.warning("abort retry", extra={"error": error.args[0].str()})
+
+    def _rewind_to_committed(self, consumer: Consumer) -> None:
+        assignment = consumer.assignment()
+        if not assignment:
+            return
+        for tp in consumer.committed(assignment, timeout=self._timeout_s):
+            # A partition without a committed offset starts again at its beginning.
+            offset = tp.offset if tp.offset != OFFSET_INVALID else OFFSET_BEGINNING
+            consumer.seek(TopicPartition(tp.topic, tp.partition, offset))
+
+    def abandon(self, timeout_s: float) -> None:
+        """Abort where failing to is harmless: a fenced or failed producer cannot, and the
+        broker aborts the transaction (fencing, the transaction timeout, or the next
+        init_transactions with this id), so a failure is only logged."""
+        try:
+            self.producer.abort_transaction(timeout_s)
+        except KafkaException as error:
+            log.info("abort failed", extra={"error": error.args[0].str()})
+        self._in_transaction = False
+
+    # ---- fatal errors -------------------------------------------------------------------------
+
+    def raise_if_fatal(self, error: KafkaException) -> None:
+        """The caller's failure, naming the cause, for an error only a new producer cures."""
+        kafka_error: KafkaError = error.args[0]
+        if is_fatal(kafka_error):
+            raise self._failed(self.describe_fatal(self.fatal_cause() or kafka_error)) from error
+
+    def fatal_cause(self) -> KafkaError | None:
+        """Why the producer failed, where produce() or flush() only said "Fatal error"."""
+        with contextlib.suppress(KafkaException):
+            self.producer.poll(0)  # serves error_cb
+        if self._trap is not None and self._trap.error is not None:
+            return self._trap.error
+        # A transactional call on a failed producer raises the real cause (e.g. _FENCED).
+        try:
+            self.producer.abort_transaction(1)
+        except KafkaException as error:
+            cause: KafkaError = error.args[0]
+            return cause
+        return None
+
+    def failure_cause(self, error: KafkaError, offsets: Sequence[TopicPartition]) -> KafkaError:
+        """Why the open transaction failed, where produce() only says "Erroneous state".
+
+        The transactional calls name the failure; send_offsets_to_transaction is asked
+        because it commits nothing (the transaction is aborted next anyway)."""
+        if error.code() != KafkaError._STATE or not self._in_transaction or not offsets:
+            return error
+        assert self._consumer is not None
+        try:
+            self.producer.send_offsets_to_transaction(
+                list(offsets), self._consumer.consumer_group_metadata(), self._timeout_s
+            )
+        except KafkaException as failure:
+            cause: KafkaError = failure.args[0]
+            return cause
+        return error
+
+    def describe_fatal(self, error: KafkaError) -> str:
+        """One line: what stopped the transactions, and what to do."""
+        role = self.role
+        name, timeout_ms = role.name, role.transaction_timeout_ms
+        restart = f"restart the {name} (it resumes from the committed offsets)"
+        if error.code() in (KafkaError.INVALID_TXN_STATE, KafkaError.INVALID_PRODUCER_EPOCH):
+            return (
+                f"the broker aborted this {name}'s transaction ({error.str()}): it stayed open"
+                f" longer than --transaction-timeout-ms ({timeout_ms} ms) while the {name} could"
+                " not finish it (a network partition, a broker outage or a paused process);"
+                f" {restart}; where such outages are expected, raise --transaction-timeout-ms"
+                " (at most the broker's transaction.max.timeout.ms)"
+            )
+        if error.code() in (KafkaError._FENCED, KafkaError.PRODUCER_FENCED):
+            return (
+                f"{name} fenced (transactional.id {role.transactional_id}): either another"
+                f" {name} runs with the same {role.id_option} (give each a distinct one), or"
+                f" this {name}'s transaction was open longer than --transaction-timeout-ms"
+                f" ({timeout_ms} ms; the process was paused, or cut off from the broker) and"
+                f" the broker aborted it; {restart}"
+            )
+        return f"fatal Kafka error: {error.str()}"
+
+    # ---- the end ------------------------------------------------------------------------------
+
+    def close(self, flush_timeout_s: float) -> None:
+        """Abort an open transaction, close the consumer, then the producer."""
+        if self._in_transaction:
+            self.abandon(_ABORT_ON_CLOSE_S)
+        try:
+            if self._consumer is not None:
+                self._consumer.close()
+        finally:
+            # A flush error here was already reported by what stopped the caller.
+            with contextlib.suppress(KafkaException):
+                self.flush(flush_timeout_s)
+            self._close_producer()
+
+    def _close_producer(self) -> None:
+        # A fenced producer still holds its transaction and the client warns that it
+        # cannot abort it. What stopped the caller already said so: the warning goes to
+        # the log (info), not to stderr with a source line.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", RuntimeWarning)
+            try:
+                self.producer.close()
+            except KafkaException as error:
+                # A fenced producer may raise its fatal error once more on close: raised
+                # from a `finally`, it would replace the one line that explains the stop.
+                log.info("producer close", extra={"error": error.args[0].str()})
+        for warning in caught:
+            log.info("producer close", extra={"warning": str(warning.message)})
