@@ -203,16 +203,28 @@ def committed_offsets(bootstrap: str, group: str, topic: str) -> dict[int, int]:
         consumer.close()
 
 
+_LEADERLESS = (KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE)
+
+
 def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "seqgate-test-ends"})
     try:
         metadata = consumer.list_topics(topic, timeout=30).topics[topic]
-        return {
-            p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30)[1]
-            for p in metadata.partitions
-        }
+        return {p: _end_offset(consumer, TopicPartition(topic, p)) for p in metadata.partitions}
     finally:
         consumer.close()
+
+
+def _end_offset(consumer: Consumer, tp: TopicPartition) -> int:
+    # A partition of a topic created a moment ago may have no leader yet: asked again.
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            return int(consumer.get_watermark_offsets(tp, timeout=30)[1])
+        except KafkaException as error:
+            if error.args[0].code() not in _LEADERLESS or time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
 
 
 def caught_up(bootstrap: str, config: WorkerConfig) -> Callable[[], bool]:
