@@ -111,6 +111,7 @@ from seqgate.connectors.parsers.json_fields import (
     optional_string,
     required_string,
     sequencer_member,
+    sequencer_position,
     show,
     supported_name,
 )
@@ -358,7 +359,7 @@ def _parse_record(
         key=key,
         kind=kind,
         event_name=info.name,
-        position=None if sequencer is None else sequencer.lower(),
+        position=sequencer_position(sequencer),
         version_id=version_id,
         size=size,
         etag=etag,
