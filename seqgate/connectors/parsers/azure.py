@@ -95,7 +95,6 @@ from seqgate.connectors.parsers.json_fields import (
     required_member,
     required_string,
     sequencer_member,
-    sequencer_position,
     show,
 )
 from seqgate.connectors.parsers.results import Ignored, ParsedItem, ParseResult
@@ -403,7 +402,7 @@ def _parse_event(event: object, index: int | None, origin: str) -> ParsedItem:
         key=blob,
         kind=kind,
         event_name=event_type,
-        position=sequencer_position(sequencer),
+        position=None if sequencer is None else sequencer.lower(),
         version_id=optional_string(data, "versionId", data_path),
         size=optional_size(data, "contentLength", data_path),
         etag=optional_string(data, "eTag", data_path),

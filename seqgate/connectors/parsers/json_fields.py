@@ -48,7 +48,6 @@ __all__ = [
     "required_member",
     "required_string",
     "sequencer_member",
-    "sequencer_position",
     "show",
     "supported_name",
     "too_deep_message",
@@ -405,9 +404,3 @@ def sequencer_member(
         problem = "is empty" if value == "" else f"{show(value)} is not hexadecimal"
         raise RecordRejected(RejectReason.INVALID_SEQUENCER, f"{field} {problem}: {_HEX_EXPECTED}")
     return value
-
-
-def sequencer_position(sequencer: str | None) -> str | None:
-    """The event's position for a sequencer from :func:`sequencer_member`: lower-cased, so
-    that positions written in either case compare alike; None without a sequencer."""
-    return None if sequencer is None else sequencer.lower()

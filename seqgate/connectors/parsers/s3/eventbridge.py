@@ -98,7 +98,6 @@ from seqgate.connectors.parsers.json_fields import (
     required_member,
     required_string,
     sequencer_member,
-    sequencer_position,
     show,
 )
 from seqgate.connectors.parsers.results import ParseResult, result_or_rejection
@@ -306,7 +305,7 @@ def _parse(event: object, origin: str, path: str) -> ObjectEvent:
         key=key,
         kind=kind,
         event_name=detail_type,
-        position=sequencer_position(sequencer),
+        position=None if sequencer is None else sequencer.lower(),
         version_id=version_id,
         size=size,
         etag=etag,

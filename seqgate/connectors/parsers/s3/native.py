@@ -112,7 +112,6 @@ from seqgate.connectors.parsers.json_fields import (
     optional_string,
     required_string,
     sequencer_member,
-    sequencer_position,
     show,
     supported_name,
 )
@@ -356,7 +355,7 @@ def _parse_record(
         key=key,
         kind=kind,
         event_name=info.name,
-        position=sequencer_position(sequencer),
+        position=None if sequencer is None else sequencer.lower(),
         version_id=version_id,
         size=size,
         etag=etag,
