@@ -88,6 +88,7 @@ from seqgate.connectors.parsers.json_fields import (
     check_text,
     index_path,
     member_path,
+    notification_object,
     object_member,
     optional_size,
     optional_string,
@@ -364,12 +365,7 @@ def _uncommitted(api: str, field: str, index: int | None) -> Ignored:
 
 def _parse_event(event: object, index: int | None, origin: str) -> ParsedItem:
     path = "" if index is None else index_path("", index)
-    if not isinstance(event, dict):
-        subject = path if path else "the body"
-        raise RecordRejected(
-            RejectReason.NOT_A_NOTIFICATION,
-            f"{subject} must be a JSON object (an Event Grid event), got {show(event)}",
-        )
+    event = notification_object(event, path, "an Event Grid event")
     schema = _schema_of(event, path)
     event_type = required_member(
         event, schema.type_member, path, str, missing=_TYPE_EXPECTED, invalid="a string"

@@ -44,6 +44,7 @@ from typing import Final
 from seqgate.connectors.parsers.identity_check import checked_identity
 from seqgate.connectors.parsers.json_fields import (
     check_text,
+    notification_object,
     optional_string,
     required_string,
     show,
@@ -170,11 +171,7 @@ def _event_time(event: dict[object, object], path: str) -> str | None:
 
 def _parse_event(event: object, index: int, origin: str) -> ObjectEvent | Ignored:
     path = f"events[{index}]"
-    if not isinstance(event, dict):
-        raise RecordRejected(
-            RejectReason.NOT_A_NOTIFICATION,
-            f"{path} must be a JSON object (one B2 event), got {show(event)}",
-        )
+    event = notification_object(event, path, "one B2 event")
     if event.get("eventType") == B2_TEST_EVENT:
         return Ignored(
             "b2_test_event", "a B2 test message (b2:TestEvent): it names no change", index

@@ -41,6 +41,7 @@ __all__ = [
     "is_text",
     "member_path",
     "nesting_exceeds",
+    "notification_object",
     "object_member",
     "optional_size",
     "optional_string",
@@ -360,6 +361,18 @@ def optional_size(parent: dict[object, object], name: str, path: str) -> int | N
             RejectReason.INVALID_FIELD,
             f"{member_path(path, name)} must be a non-negative integer below 2**63 (bytes) "
             f"when present, got {show(value)}",
+        )
+    return value
+
+
+def notification_object(value: object, path: str, what: str) -> dict[object, object]:
+    """``value``, the notification at ``path`` ("" for the whole body), as a JSON object;
+    anything else is ``not_a_notification``, the message saying ``what`` was expected."""
+    if not isinstance(value, dict):
+        subject = path if path else "the body"
+        raise RecordRejected(
+            RejectReason.NOT_A_NOTIFICATION,
+            f"{subject} must be a JSON object ({what}), got {show(value)}",
         )
     return value
 

@@ -76,6 +76,7 @@ from typing import Final
 from seqgate.connectors.parsers.json_fields import (
     check_text,
     member_path,
+    notification_object,
     optional_size,
     optional_string,
     required_member,
@@ -286,11 +287,7 @@ def _update(document: dict[object, object], origin: str) -> tuple[ParsedItem, ..
 
 
 def _parse(document: object, origin: str) -> tuple[ParsedItem, ...]:
-    if not isinstance(document, dict):
-        raise RecordRejected(
-            RejectReason.NOT_A_NOTIFICATION,
-            f"the body must be a JSON object (a Supabase database webhook), got {show(document)}",
-        )
+    document = notification_object(document, "", "a Supabase database webhook")
     _check_table(document)
     event_type = _event_type(document)
     if event_type == _UPDATE:

@@ -24,7 +24,7 @@ dead-lettered.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from seqgate.connectors.parsers.results import ParseResult
 from seqgate.schemas.records import ObjectEvent
@@ -139,10 +139,4 @@ class BridgeTally:
         self.rejected += other.rejected
 
     def as_dict(self) -> dict[str, int]:
-        return {
-            "messages": self.messages,
-            "published": self.published,
-            "filtered": self.filtered,
-            "ignored": self.ignored,
-            "rejected": self.rejected,
-        }
+        return asdict(self)

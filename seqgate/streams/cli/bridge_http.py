@@ -19,7 +19,6 @@ the limit is lowered to what fits (with a warning line).
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 import resource
 import signal
@@ -37,6 +36,7 @@ from seqgate.streams.cli.options import (
     CommaList,
     comma_items,
     filter_options,
+    gathered,
     kafka_options,
     s3_parse_option,
     setting,
@@ -99,12 +99,7 @@ class HttpOptions:
 def http_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """The server's options; the command receives one `http: HttpOptions`."""
     names = [field.name for field in dataclasses.fields(HttpOptions)]
-
-    @functools.wraps(func)
-    def with_http(*args: Any, **kwargs: Any) -> Any:
-        kwargs["http"] = HttpOptions(**{name: kwargs.pop(name) for name in names})
-        return func(*args, **kwargs)
-
+    with_http = gathered(func, "http", HttpOptions, names)
     options = [
         setting(
             "--max-body-bytes",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar, cast
 
 import click
@@ -32,6 +32,21 @@ F = TypeVar("F", bound=Callable[..., Any])
 def setting(flag: str, envvar: str, **kwargs: Any) -> Callable[[F], F]:
     """An option that can also come from a SEQGATE_* variable, both shown in --help."""
     return click.option(flag, envvar=envvar, show_envvar=True, show_default=True, **kwargs)
+
+
+def gathered(
+    func: Callable[..., Any], target: str, build: Callable[..., Any], names: Iterable[str]
+) -> Callable[..., Any]:
+    """`func` receiving one `target`, built by `build` from the options `names` (which
+    `func` then no longer receives as such)."""
+    taken = tuple(names)
+
+    @functools.wraps(func)
+    def with_gathered(*args: Any, **kwargs: Any) -> Any:
+        kwargs[target] = build(**{name: kwargs.pop(name) for name in taken})
+        return func(*args, **kwargs)
+
+    return with_gathered
 
 
 def stacked(func: F, options: list[Callable[[Any], Any]]) -> F:

@@ -3,7 +3,6 @@ Cloudinary, Appwrite): their secrets, checked together, become one `WebhookSetti
 
 from __future__ import annotations
 
-import functools
 import inspect
 from collections.abc import Callable
 from pathlib import Path
@@ -11,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from seqgate.streams.cli.options import setting, stacked
+from seqgate.streams.cli.options import gathered, setting, stacked
 from seqgate.streams.runtime.errors import UsageError
 
 if TYPE_CHECKING:
@@ -21,13 +20,8 @@ if TYPE_CHECKING:
 
 def webhook_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """The provider routes' options of `bridge http`; the command receives one `webhooks`."""
-    names = list(inspect.signature(webhook_settings).parameters)
-
-    @functools.wraps(func)
-    def with_webhooks(*args: Any, **kwargs: Any) -> Any:
-        kwargs["webhooks"] = webhook_settings(**{name: kwargs.pop(name) for name in names})
-        return func(*args, **kwargs)
-
+    names = inspect.signature(webhook_settings).parameters
+    with_webhooks = gathered(func, "webhooks", webhook_settings, names)
     options = [
         setting(
             "--gcs-audience",

@@ -83,26 +83,26 @@ class Policy:
         ordered_sources: Iterable[str] | None = None,
         dedupe_window_ms: int = DEFAULT_DEDUPE_WINDOW_MS,
     ) -> Policy:
-        kinds = DEFAULT_ADMITTED_KINDS if admitted_kinds is None else frozenset(admitted_kinds)
-        unknown = kinds - KNOWN_KINDS
-        if unknown:
-            valid = ", ".join(sorted(KNOWN_KINDS))
-            raise PolicyError(
-                "admitted_kinds",
-                f"unknown event kind(s) {sorted(unknown)}: valid kinds are {valid}",
-            )
+        kinds = _known_names(
+            "admitted_kinds",
+            admitted_kinds,
+            DEFAULT_ADMITTED_KINDS,
+            KNOWN_KINDS,
+            "event kind",
+            "kinds",
+        )
         if dedupe_window_ms <= 0:
             raise PolicyError(
                 "dedupe_window_ms", f"the dedupe window must be positive, got {dedupe_window_ms} ms"
             )
-        sources = DEFAULT_ORDERED_SOURCES if ordered_sources is None else frozenset(ordered_sources)
-        unknown_sources = sources - KNOWN_SOURCES
-        if unknown_sources:
-            valid = ", ".join(sorted(KNOWN_SOURCES))
-            raise PolicyError(
-                "ordered_sources",
-                f"unknown source(s) {sorted(unknown_sources)}: valid sources are {valid}",
-            )
+        sources = _known_names(
+            "ordered_sources",
+            ordered_sources,
+            DEFAULT_ORDERED_SOURCES,
+            KNOWN_SOURCES,
+            "source",
+            "sources",
+        )
         return cls(order_named(ordering), kinds, sources, dedupe_window_ms)
 
     @property
@@ -115,6 +115,25 @@ class Policy:
 
     def order_for(self, source: str) -> PositionOrder:
         return _SOURCE_ORDERS.get(source, self.order)
+
+
+def _known_names(
+    field: str,
+    names: Iterable[str] | None,
+    default: frozenset[str],
+    known: frozenset[str],
+    singular: str,
+    plural: str,
+) -> frozenset[str]:
+    """`names` as a set (`default` when None); a name outside `known` is refused."""
+    chosen = default if names is None else frozenset(names)
+    unknown = chosen - known
+    if unknown:
+        valid = ", ".join(sorted(known))
+        raise PolicyError(
+            field, f"unknown {singular}(s) {sorted(unknown)}: valid {plural} are {valid}"
+        )
+    return chosen
 
 
 class UndecidableEvent(Exception):

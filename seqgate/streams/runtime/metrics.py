@@ -144,13 +144,35 @@ Tally = dict[tuple[int, Outcome, str | None, str | None], int]
 reject reason): what the worker reports per commit instead of one object per record."""
 
 
-class WorkerMetrics:
-    """The worker's metrics, in a registry of its own; counted only for committed work."""
+class _ServedMetrics:
+    """A registry of its own, the health it reports and the server that serves both."""
 
-    def __init__(self, instance_id: str, *, alive_timeout_s: float = 120.0) -> None:
+    def __init__(self, alive_timeout_s: float) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         self.health = HealthState(alive_timeout_s)
         self.server: MetricsServer | None = None
+
+    def serve(
+        self,
+        host: str,
+        port: int,
+        ready_check: Callable[[], tuple[bool, str]] | None = None,
+    ) -> MetricsServer:
+        self.server = MetricsServer(self.registry, self.health, host, port, ready_check=ready_check)
+        return self.server
+
+    def close(self) -> None:
+        self.health.stop()
+        if self.server is not None:
+            self.server.close()
+            self.server = None
+
+
+class WorkerMetrics(_ServedMetrics):
+    """The worker's metrics, in a registry of its own; counted only for committed work."""
+
+    def __init__(self, instance_id: str, *, alive_timeout_s: float = 120.0) -> None:
+        super().__init__(alive_timeout_s)
         r = self.registry
         self.decisions = Counter(
             "seqgate_worker_decisions",
@@ -207,16 +229,6 @@ class WorkerMetrics:
         info.labels(instance_id).set(1)
         self._lag_at = 0.0
         self._restoring = 0
-
-    def serve(self, host: str, port: int) -> MetricsServer:
-        self.server = MetricsServer(self.registry, self.health, host, port)
-        return self.server
-
-    def close(self) -> None:
-        self.health.stop()
-        if self.server is not None:
-            self.server.close()
-            self.server = None
 
     # ---- the loop's reports
 
@@ -310,13 +322,11 @@ class TallyCollector(Collector):
         yield messages
 
 
-class BridgeMetrics:
+class BridgeMetrics(_ServedMetrics):
     """A bridge's metrics: what became of the records, auth failures by route."""
 
     def __init__(self, tally: Callable[[], dict[str, int]], *, alive_timeout_s: float = 60.0):
-        self.registry = CollectorRegistry(auto_describe=True)
-        self.health = HealthState(alive_timeout_s)
-        self.server: MetricsServer | None = None
+        super().__init__(alive_timeout_s)
         r = self.registry
         r.register(TallyCollector(tally))
         self.rejected = Counter(
@@ -342,18 +352,3 @@ class BridgeMetrics:
             "Batches Kafka did not acknowledge (answered 503 or retried).",
             registry=r,
         )
-
-    def serve(
-        self,
-        host: str,
-        port: int,
-        ready_check: Callable[[], tuple[bool, str]] | None = None,
-    ) -> MetricsServer:
-        self.server = MetricsServer(self.registry, self.health, host, port, ready_check=ready_check)
-        return self.server
-
-    def close(self) -> None:
-        self.health.stop()
-        if self.server is not None:
-            self.server.close()
-            self.server = None

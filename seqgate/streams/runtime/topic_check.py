@@ -8,7 +8,7 @@ reasons are in docs/operations.md ("Topics for a production cluster").
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, ConfigResource  # type: ignore[attr-defined]
@@ -76,14 +76,7 @@ class Finding:
         return "\t".join((self.topic, self.family, self.property, self.status, text))
 
     def as_dict(self) -> dict[str, str]:
-        return {
-            "topic": self.topic,
-            "family": self.family,
-            "property": self.property,
-            "status": self.status,
-            "detail": self.detail,
-            "fix": self.fix,
-        }
+        return asdict(self)
 
 
 def _alter(topic: str, name: str, value: str) -> str:

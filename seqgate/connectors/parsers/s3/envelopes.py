@@ -45,7 +45,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
-from seqgate.connectors.parsers.json_fields import index_path, member_path, required_member, show
+from seqgate.connectors.parsers.json_fields import (
+    index_path,
+    member_path,
+    notification_object,
+    required_member,
+    show,
+)
 from seqgate.connectors.parsers.results import Ignored, ParseResult, concat, result_or_rejection
 from seqgate.schemas.reasons import RejectReason
 
@@ -246,11 +252,7 @@ def parse_lambda_sns_record(
 def _lambda_sns_record(
     record: object, origin: str, path: str, depth: int, inner: InnerParser
 ) -> ParseResult:
-    if not isinstance(record, dict):
-        return ParseResult.rejected(
-            RejectReason.NOT_A_NOTIFICATION,
-            f"{path} must be a JSON object (one Lambda SNS record), got {show(record)}",
-        )
+    record = notification_object(record, path, "one Lambda SNS record")
     sns = required_member(
         record,
         "Sns",

@@ -91,6 +91,7 @@ from seqgate.connectors.parsers.identity_check import checked_identity
 from seqgate.connectors.parsers.json_fields import (
     check_constant,
     member_path,
+    notification_object,
     object_member,
     optional_size,
     optional_string,
@@ -271,12 +272,7 @@ def _deleted_kind(detail: dict[object, object], version_id: str | None, path: st
 
 
 def _parse(event: object, origin: str, path: str) -> ObjectEvent:
-    if not isinstance(event, dict):
-        subject = path if path else "the body"
-        raise RecordRejected(
-            RejectReason.NOT_A_NOTIFICATION,
-            f"{subject} must be a JSON object (an EventBridge event), got {show(event)}",
-        )
+    event = notification_object(event, path, "an EventBridge event")
     _check_envelope(event, path)
     detail_type = _detail_type(event, path)
     event_id = required_string(event, "id", path, "the EventBridge event id")

@@ -106,6 +106,7 @@ from typing import Final
 from seqgate.connectors.parsers.identity_check import checked_identity
 from seqgate.connectors.parsers.json_fields import (
     check_text,
+    notification_object,
     object_member,
     optional_size,
     optional_string,
@@ -323,11 +324,7 @@ def _parse_record(
 ) -> ObjectEvent:
     """One record -> one event; raises RecordRejected for an invalid record."""
     path = f"Records[{index}]"
-    if not isinstance(record, dict):
-        raise RecordRejected(
-            RejectReason.NOT_A_NOTIFICATION,
-            f"{path} must be a JSON object (one S3 event record), got {show(record)}",
-        )
+    record = notification_object(record, path, "one S3 event record")
     rules = _rules_for(record, path)
     _check_version(record, path, rules)
     info = _event_name(record, path, rules)

@@ -190,18 +190,6 @@ def _stage_row(name: str, t: Throughput, note: str = "") -> tuple[str, str, str]
     return (name, f"{t.rate:,.0f} ev/s", f"{t.records:,} in {t.seconds:.2f} s{note}")
 
 
-def _gc_rows(gc_ms: dict[str, float]) -> list[tuple[str, str, str]]:
-    if not gc_ms:
-        return []
-    return [
-        (
-            "  bench's own GC pauses p50 / max",
-            f"{_num(gc_ms['p50'])} / {_num(gc_ms['max'])} ms",
-            f"{gc_ms['count']:,.0f} collections in the measuring process",
-        )
-    ]
-
-
 def _round_rows(rounds: list[dict[str, float]]) -> list[tuple[str, str, str]]:
     if len(rounds) < 2:
         return []
@@ -211,16 +199,15 @@ def _round_rows(rounds: list[dict[str, float]]) -> list[tuple[str, str, str]]:
     return [("  processor/limit, every round", f"{len(rounds)} rounds", described)]
 
 
-def _commit_rows(commit_ms: dict[str, float]) -> list[tuple[str, str, str]]:
-    if not commit_ms:
+def _duration_rows(
+    name: str, ms: dict[str, float], quantiles: tuple[str, ...], counted: str
+) -> list[tuple[str, str, str]]:
+    """One row of the `quantiles` of durations `ms` (none when nothing was measured), named
+    `name` with the quantiles appended, the count of `counted` things in its note."""
+    if not ms:
         return []
-    return [
-        (
-            "  of which commit step p50 / p99 / max",
-            f"{_num(commit_ms['p50'])} / {_num(commit_ms['p99'])} / {_num(commit_ms['max'])} ms",
-            f"{commit_ms['count']:,.0f} commits of the latency stage's worker",
-        )
-    ]
+    shown = " / ".join(_num(ms[quantile]) for quantile in quantiles)
+    return [(f"{name} {' / '.join(quantiles)}", f"{shown} ms", f"{ms['count']:,.0f} {counted}")]
 
 
 def table(figures: BenchFigures) -> str:
@@ -243,8 +230,18 @@ def table(figures: BenchFigures) -> str:
             f"{lat.samples:,}/{lat.expected:,} events at {lat.achieved_rate:,.0f} ev/s"
             f" (offered {lat.offered_rate:,.0f})",
         ),
-        *_commit_rows(figures.latency_commit_ms),
-        *_gc_rows(figures.latency_gc_ms),
+        *_duration_rows(
+            "  of which commit step",
+            figures.latency_commit_ms,
+            ("p50", "p99", "max"),
+            "commits of the latency stage's worker",
+        ),
+        *_duration_rows(
+            "  bench's own GC pauses",
+            figures.latency_gc_ms,
+            ("p50", "max"),
+            "collections in the measuring process",
+        ),
         (
             "worker peak RSS",
             f"{figures.processor_peak_rss_bytes / 2**20:,.0f} MiB",
