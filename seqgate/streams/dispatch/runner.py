@@ -41,7 +41,11 @@ from seqgate.streams.dispatch.destinations import Destination, Item, Outcome, Re
 from seqgate.streams.dispatch.keys import InvalidVersion, version_key
 from seqgate.streams.rules.policy import Policy
 from seqgate.streams.runtime.errors import UsageError
-from seqgate.streams.runtime.kafka_clients import PartitionEnds, client_config
+from seqgate.streams.runtime.kafka_clients import (
+    PartitionEnds,
+    client_config,
+    group_consumer_config,
+)
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
 from seqgate.streams.runtime.record_batches import RecordBatches
 from seqgate.streams.runtime.topics import TopicSpec, create_topics
@@ -200,14 +204,10 @@ class Dispatcher:
     def _clients(self) -> tuple[Consumer, Producer]:
         config = self.config
         consumer = Consumer(
-            client_config(
+            group_consumer_config(
                 config.kafka,
+                config.group_id,
                 **{
-                    "group.id": config.group_id,
-                    "isolation.level": "read_committed",
-                    "enable.auto.commit": False,
-                    "auto.offset.reset": "earliest",
-                    "partition.assignment.strategy": "cooperative-sticky",
                     "session.timeout.ms": config.session_timeout_ms,
                     # End-of-partition events tell the idle exit the outbox is drained.
                     "enable.partition.eof": config.idle_exit_seconds is not None,

@@ -31,9 +31,8 @@ def client_config(kafka: KafkaSettings | str, **settings: Any) -> dict[str, Any]
 
     The user's come last so that a tuning property (`linger.ms`, say) is never silently
     overridden; the ones seqgate must own were refused when they were read
-    (`seqgate.streams.runtime.kafka_settings`). A plain address string means no user properties
-    (tests,
-    the development broker).
+    (`seqgate.streams.runtime.kafka_settings`). A plain address string means no user
+    properties (tests, the development broker).
     """
     if isinstance(kafka, str):
         kafka = KafkaSettings(kafka)
@@ -44,6 +43,26 @@ def client_config(kafka: KafkaSettings | str, **settings: Any) -> dict[str, Any]
         **settings,
         **kafka.properties,
     }
+
+
+def group_consumer_config(
+    kafka: KafkaSettings | str, group_id: str, **settings: Any
+) -> dict[str, Any]:
+    """A group member reading transactional output: committed records only, offsets
+    committed by the reader itself once their work is done (in its transaction, or after
+    the destination applied them), from the start when the group has no offset, and
+    rebalances that move only the partitions that change hands."""
+    return client_config(
+        kafka,
+        **{
+            "group.id": group_id,
+            "isolation.level": "read_committed",
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+            "partition.assignment.strategy": "cooperative-sticky",
+            **settings,
+        },
+    )
 
 
 def is_fatal(error: KafkaError) -> bool:

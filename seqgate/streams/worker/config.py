@@ -9,7 +9,7 @@ from pathlib import Path
 from confluent_kafka import KafkaError
 
 from seqgate.streams.rules.policy import Policy
-from seqgate.streams.runtime.kafka_clients import client_config
+from seqgate.streams.runtime.kafka_clients import client_config, group_consumer_config
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
 from seqgate.streams.runtime.topics import changelog_topic
 
@@ -48,18 +48,14 @@ class WorkerConfig:
 
 def consumer_config(config: WorkerConfig) -> dict[str, object]:
     """The input consumer: read_committed, manual commits, static membership."""
-    return client_config(
+    return group_consumer_config(
         config.kafka,
+        config.application_id,
         **{
-            "group.id": config.application_id,
             # Static membership: a restarted instance takes its partitions
             # back at once instead of waiting for the session timeout.
             "group.instance.id": config.instance_id,
             "session.timeout.ms": config.session_timeout_ms,
-            "isolation.level": "read_committed",
-            "enable.auto.commit": False,
-            "auto.offset.reset": "earliest",
-            "partition.assignment.strategy": "cooperative-sticky",
             "enable.partition.eof": False,
             **config.extra_consumer_config,
         },

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from confluent_kafka import Consumer, TopicPartition
 
 from seqgate.streams.devtools.bench.produce import bridge_like_producer
-from seqgate.streams.runtime.kafka_clients import client_config
+from seqgate.streams.runtime.kafka_clients import group_consumer_config
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
 
 
@@ -47,18 +47,7 @@ def run_pass_through(
 ) -> None:
     """Copy `input_topic` to `output_topic` transactionally until `expect` records
     are committed (or `stop` is set)."""
-    consumer = Consumer(
-        client_config(
-            config.kafka,
-            **{
-                "group.id": config.group_id,
-                "isolation.level": "read_committed",
-                "enable.auto.commit": False,
-                "auto.offset.reset": "earliest",
-                "partition.assignment.strategy": "cooperative-sticky",
-            },
-        )
-    )
+    consumer = Consumer(group_consumer_config(config.kafka, config.group_id))
     producer = bridge_like_producer(
         config.kafka, linger_ms=5, **{"transactional.id": config.transactional_id}
     )
