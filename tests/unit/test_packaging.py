@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -13,9 +14,14 @@ from tests.support.paths import REPO
 def test_the_wheel_holds_only_the_seqgate_package_with_py_typed_and_its_data(
     tmp_path: Path,
 ) -> None:
+    # Built from a copy: setuptools reuses a checkout's build/ directory, whose leftovers
+    # would be packed too.
+    source = tmp_path / "source"
+    ignored = shutil.ignore_patterns(".git", ".venv", ".*cache", "build", "*.egg-info", "__py*")
+    shutil.copytree(REPO, source, ignore=ignored)
     pip_wheel = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps"]
     build = subprocess.run(
-        [*pip_wheel, "--wheel-dir", str(tmp_path), str(REPO)],
+        [*pip_wheel, "--wheel-dir", str(tmp_path), str(source)],
         capture_output=True,
         text=True,
         timeout=300,
