@@ -203,7 +203,8 @@ def committed_offsets(bootstrap: str, group: str, topic: str) -> dict[int, int]:
         consumer.close()
 
 
-_LEADERLESS = (KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE)
+# Right after a topic is created or a broker restarts, its partitions have no leader for a moment.
+LEADERLESS = (KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE)
 
 
 def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
@@ -222,7 +223,7 @@ def _end_offset(consumer: Consumer, tp: TopicPartition) -> int:
         try:
             return int(consumer.get_watermark_offsets(tp, timeout=30)[1])
         except KafkaException as error:
-            if error.args[0].code() not in _LEADERLESS or time.monotonic() > deadline:
+            if error.args[0].code() not in LEADERLESS or time.monotonic() > deadline:
                 raise
             time.sleep(0.1)
 

@@ -40,7 +40,7 @@ from seqgate.streams.state.store import StateDirectory
 from seqgate.streams.tools.replay import InputRecord, replay_partition
 from seqgate.streams.tools.verify import VerifyReport, VerifyTarget, verify
 from seqgate.streams.worker.processor import WorkerConfig
-from tests.support.kafka_helpers import read_all, wait_for
+from tests.support.kafka_helpers import LEADERLESS, read_all, wait_for
 
 # ---- workload ----------------------------------------------------------------------------------
 
@@ -419,9 +419,7 @@ def _retriable(error: KafkaException) -> bool:
             KafkaError._TIMED_OUT,
             KafkaError._TRANSPORT,
             KafkaError._ALL_BROKERS_DOWN,
-            # Right after a broker restart its partitions have no leader for a moment.
-            KafkaError.NOT_LEADER_FOR_PARTITION,
-            KafkaError.LEADER_NOT_AVAILABLE,
+            *LEADERLESS,
         )
     )
 

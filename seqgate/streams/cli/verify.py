@@ -18,19 +18,6 @@ from seqgate.streams.rules.policy import Policy
 from seqgate.streams.runtime.kafka_reach import ensure_reachable
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
 
-_REPORT_COLUMNS = (
-    "partition",
-    "committed_offset",
-    "inputs",
-    "expected",
-    "found",
-    "missing",
-    "unexpected",
-    "duplicated",
-    "not_increasing",
-    "watermark_mismatches",
-)
-
 
 @cli.command()
 @kafka_options
@@ -60,7 +47,7 @@ def verify(
       seqgate verify --bootstrap-servers 127.0.0.1:9092 --application-id seqgate
     """
     from seqgate.streams.runtime.topics import changelog_topic
-    from seqgate.streams.tools.verify import PartitionReport, VerifyTarget
+    from seqgate.streams.tools.verify import COUNTS, PartitionReport, VerifyTarget
     from seqgate.streams.tools.verify import verify as run_verify
 
     ensure_reachable(kafka)
@@ -85,11 +72,12 @@ def verify(
     if as_json:
         click.echo(json.dumps(report.as_dict(), indent=2))
     else:
-        click.echo("\t".join(_REPORT_COLUMNS))
+        columns = ("partition", "committed_offset", *COUNTS)
+        click.echo("\t".join(columns))
         for partition in report.partitions:
-            click.echo("\t".join(str(getattr(partition, name)) for name in _REPORT_COLUMNS))
+            click.echo("\t".join(str(getattr(partition, name)) for name in columns))
         totals = report.totals()
-        click.echo("total\t-\t" + "\t".join(str(totals[n]) for n in _REPORT_COLUMNS[2:]))
+        click.echo("total\t-\t" + "\t".join(str(totals[n]) for n in COUNTS))
         for partition in report.partitions:
             for example in partition.examples:
                 click.echo(f"partition {partition.partition}: {example}")

@@ -14,9 +14,6 @@ from seqgate.streams.runtime.partition_reader import (
     PartitionStalled,
     reader_config,
 )
-from seqgate.streams.runtime.partition_reader import (
-    next_batch as next_batch,  # the restore's batch read, named by the benchmark
-)
 from seqgate.streams.state.store import PartitionStore
 
 log = logging.getLogger(__name__)

@@ -5,7 +5,7 @@ with a read_committed, group-less consumer. The restore goes through
 `seqgate.streams.state.restore.restore_partition` into fresh RocksDB stores (what a worker
 does on assignment with an empty state directory); the raw consume only
 touches each record's key and value. Both read in batches of up to 1,000
-(`seqgate.streams.state.restore.next_batch`).
+(`seqgate.streams.runtime.partition_reader.next_batch`).
 
 Both read with `fetch.wait.max.ms` and `fetch.queue.backoff.ms` at 10 ms, so the
 figures compare the work per record. `WORKER_RESTORE_CONFIG` holds the same two
@@ -29,7 +29,8 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from seqgate.streams.devtools.bench.report import Throughput
 from seqgate.streams.runtime.kafka_clients import client_config
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
-from seqgate.streams.state.restore import next_batch, restore_consumer_config, restore_partition
+from seqgate.streams.runtime.partition_reader import next_batch
+from seqgate.streams.state.restore import restore_consumer_config, restore_partition
 from seqgate.streams.state.store import StateDirectory
 
 _FETCH_SETTINGS = ("fetch.wait.max.ms", "fetch.queue.backoff.ms")
