@@ -20,29 +20,7 @@ import avro.errors
 import avro.name
 import avro.schema
 
-__all__ = ["check_backward_compatible", "check_compatible"]
-
-
-def check_backward_compatible(
-    new_schema_json: str,
-    old_schema_json: str,
-    *,
-    new_references: Iterable[str] = (),
-    old_references: Iterable[str] = (),
-) -> list[str]:
-    """Can a reader with ``new_schema_json`` read data written with ``old_schema_json``?
-
-    Returns the incompatibility messages, sorted; an empty list means compatible.
-    ``*_references`` are the JSON texts of schemas defining named types that the
-    schema refers to by name (e.g. ``object_event.avsc`` for ``outbox_record.avsc``),
-    in dependency order. Raises ``ValueError`` when a schema is not valid Avro.
-    """
-    return check_compatible(
-        reader_json=new_schema_json,
-        writer_json=old_schema_json,
-        reader_references=new_references,
-        writer_references=old_references,
-    )
+__all__ = ["check_compatible"]
 
 
 def check_compatible(
@@ -52,8 +30,14 @@ def check_compatible(
     reader_references: Iterable[str] = (),
     writer_references: Iterable[str] = (),
 ) -> list[str]:
-    """Can ``reader_json`` read data written with ``writer_json``? (See
-    :func:`check_backward_compatible`; swap the arguments for forward compatibility.)"""
+    """Can a reader with ``reader_json`` read data written with ``writer_json``?
+
+    Backward compatibility of a new schema is ``reader_json=new, writer_json=old``; swap them
+    for forward compatibility. Returns the incompatibility messages, sorted; an empty list
+    means compatible. ``*_references`` are the JSON texts of schemas defining named types that
+    the schema refers to by name (e.g. ``object_event.avsc`` for ``outbox_record.avsc``), in
+    dependency order. Raises ``ValueError`` when a schema is not valid Avro.
+    """
     reader = _parse("reader", reader_json, reader_references)
     writer = _parse("writer", writer_json, writer_references)
     checker: Any = avro.compatibility.ReaderWriterCompatibilityChecker()  # type: ignore[no-untyped-call]

@@ -18,7 +18,7 @@ import pytest
 
 import seqgate.schemas
 from seqgate.schemas.avro_schemas import SCHEMA_FILES
-from seqgate.schemas.compat import check_backward_compatible, check_compatible
+from seqgate.schemas.compat import check_compatible
 
 SCHEMA_DIR = Path(seqgate.schemas.__file__).parent
 HISTORY_DIR = SCHEMA_DIR / "history"
@@ -46,11 +46,11 @@ def _check(
     new_refs: list[str] | None = None,
     release: Path = BASELINE_DIR,
 ) -> list[str]:
-    return check_backward_compatible(
-        new_text,
-        _text(release, filename),
-        new_references=_references(SCHEMA_DIR, filename) if new_refs is None else new_refs,
-        old_references=_references(release, filename),
+    return check_compatible(
+        reader_json=new_text,
+        writer_json=_text(release, filename),
+        reader_references=_references(SCHEMA_DIR, filename) if new_refs is None else new_refs,
+        writer_references=_references(release, filename),
     )
 
 
@@ -194,11 +194,14 @@ def test_docs_are_free_to_change() -> None:
 
 def test_invalid_schema_is_reported() -> None:
     with pytest.raises(ValueError, match="invalid reader schema"):
-        check_backward_compatible("{not json", _text(SCHEMA_DIR, "watermark.avsc"))
+        check_compatible(reader_json="{not json", writer_json=_text(SCHEMA_DIR, "watermark.avsc"))
     with pytest.raises(ValueError, match="invalid writer schema"):
-        check_backward_compatible(_text(SCHEMA_DIR, "watermark.avsc"), '{"type": "nope"}')
+        check_compatible(
+            reader_json=_text(SCHEMA_DIR, "watermark.avsc"), writer_json='{"type": "nope"}'
+        )
     with pytest.raises(ValueError, match="invalid reader schema"):
         # the named reference cannot be resolved without its reference schema
-        check_backward_compatible(
-            _text(SCHEMA_DIR, "outbox_record.avsc"), _text(BASELINE_DIR, "outbox_record.avsc")
+        check_compatible(
+            reader_json=_text(SCHEMA_DIR, "outbox_record.avsc"),
+            writer_json=_text(BASELINE_DIR, "outbox_record.avsc"),
         )

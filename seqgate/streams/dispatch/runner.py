@@ -27,7 +27,7 @@ import os
 import signal
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
@@ -117,10 +117,10 @@ class DispatchCounters:
     superseded: int = 0
     duplicate: int = 0
     dead_lettered: int = 0
+    dead_letter_reasons: dict[str, int] = field(default_factory=dict)
     retries: int = 0
     commits: int = 0
     commit_failures: int = 0
-    dead_letter_reasons: dict[str, int] = field(default_factory=dict)
 
     def add(self, result: Result) -> None:
         if result.outcome is Outcome.APPLIED:
@@ -136,17 +136,9 @@ class DispatchCounters:
             )
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "consumed": self.consumed,
-            "applied": self.applied,
-            "superseded": self.superseded,
-            "duplicate": self.duplicate,
-            "dead_lettered": self.dead_lettered,
-            "dead_letter_reasons": dict(sorted(self.dead_letter_reasons.items())),
-            "retries": self.retries,
-            "commits": self.commits,
-            "commit_failures": self.commit_failures,
-        }
+        fields = asdict(self)
+        fields["dead_letter_reasons"] = dict(sorted(self.dead_letter_reasons.items()))
+        return fields
 
 
 @dataclass
