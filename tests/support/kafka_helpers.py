@@ -58,6 +58,7 @@ def make_config(
     partitions: int = 3,
     instance_id: str = "w0",
     broker_time: bool = True,
+    replication_factor: int = 1,
     **overrides: object,
 ) -> WorkerConfig:
     config = WorkerConfig(
@@ -80,7 +81,7 @@ def make_config(
         partitions=partitions,
         broker_time=broker_time,
     )
-    create_topics(AdminClient({"bootstrap.servers": bootstrap}), specs)
+    create_topics(AdminClient({"bootstrap.servers": bootstrap}), specs, replication_factor)
     return config
 
 
