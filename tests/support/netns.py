@@ -1,23 +1,13 @@
 """Network-fault harness for the cluster fault tests (issue 17): a namespace behind a veth pair.
 
-A test runs its client (a worker, a producer) inside a fresh network namespace whose only way
-out is a veth pair; brokers bind the host end (``seqgate broker up --listen-address``). The
-harness then breaks that wire the way real networks break:
-
-* ``cut()``: every packet crossing the pair is dropped where it *arrives* (host INPUT/FORWARD
-  on the host end, INPUT inside the namespace), never where it is sent. A drop in OUTPUT makes
-  the sender's own kernel fail the call (``EPERM``) and REJECT sends resets; dropping on arrival
-  leaves both sides with silence: connects time out, established connections keep their state
-  and retransmit, as in a real partition.
-* ``cut_port(port)``: the same for one host port (one broker), both directions.
-* ``degrade(delay_ms, loss_pct)``: latency in both directions and random loss. This machine's
-  kernel has no ``sch_netem`` (CONFIG_NET_SCH_NETEM is not set), so ``tc netem`` cannot be used:
-  the delay is an NFQUEUE in the mangle table (before the filter table, so a cut still applies)
-  whose packets a thread of the test process accepts ``delay_ms`` later; the loss is an
-  ``-m statistic`` DROP on arrival, one per direction.
-
-Every host rule carries ``-m comment --comment seqgate-test-<namespace>``; the namespace name
-embeds the owner's pid, so :func:`sweep_stale` can remove what a dead run left behind.
+A client runs in a namespace whose only way out is a veth pair; brokers bind the host end.
+``cut()`` drops packets where they *arrive* (host INPUT/FORWARD, the namespace's INPUT), never
+where sent: a drop in OUTPUT fails the sender's own call (EPERM) and REJECT sends resets, while
+a drop on arrival is the silence of a real partition (connects time out, open connections stay
+open and retransmit). ``cut_port`` does that for one host port. This kernel has no sch_netem, so
+``degrade`` delays with an NFQUEUE in the mangle table (before the filter table's cuts) whose
+packets a thread here accepts later, each way; its loss is a ``-m statistic`` DROP. Host rules
+carry ``--comment seqgate-test-<namespace>``; the name embeds the owner's pid for sweep_stale.
 """
 
 from __future__ import annotations
@@ -25,7 +15,6 @@ from __future__ import annotations
 import atexit
 import collections
 import contextlib
-import errno
 import fcntl
 import functools
 import ipaddress
@@ -33,20 +22,17 @@ import json
 import os
 import random
 import re
-import secrets
 import shlex
 import shutil
 import signal
 import socket
 import struct
 import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import pytest
@@ -54,7 +40,6 @@ import pytest
 TIMEOUT_S = 15.0
 COMMENT_PREFIX = "seqgate-test-"
 _POOL = ipaddress.IPv4Network("10.240.0.0/12")
-_TABLES = ("filter", "mangle")
 _LIVE: dict[str, Namespace] = {}
 
 
@@ -98,28 +83,16 @@ def list_namespaces() -> list[str]:
 def tagged_rules(pattern: str = re.escape(COMMENT_PREFIX)) -> list[tuple[str, list[str]]]:
     """(table, rule argv after -A) of every root-namespace rule whose comment matches."""
     found = []
-    for table in _TABLES:
+    for table in ("filter", "mangle"):
         for line in _run(["iptables", "-w", "5", "-t", table, "-S"]).stdout.splitlines():
-            words = shlex.split(line)
-            if words[:1] != ["-A"] or "--comment" not in words:
-                continue
-            if re.match(pattern, words[words.index("--comment") + 1]):
+            words = shlex.split(line)  # "-A CHAIN ..."; the policy lines have no comment
+            if "--comment" in words and re.match(pattern, words[words.index("--comment") + 1]):
                 found.append((table, words[1:]))
     return found
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _used_networks() -> list[ipaddress.IPv4Network]:
-    """Every IPv4 network of an address or a route of the root namespace."""
+def _pick_subnet() -> ipaddress.IPv4Network:
+    """A random /30 of 10.240.0.0/12 overlapping no IPv4 address or route of this machine."""
     used = []
     for link in json.loads(_run(["ip", "-j", "addr"]).stdout or "[]"):
         for addr in link.get("addr_info", []):
@@ -128,12 +101,6 @@ def _used_networks() -> list[ipaddress.IPv4Network]:
     for route in json.loads(_run(["ip", "-j", "-4", "route", "show", "table", "all"]).stdout):
         with contextlib.suppress(ValueError, KeyError):
             used.append(ipaddress.IPv4Network(route["dst"], strict=False))
-    return used
-
-
-def _pick_subnet() -> ipaddress.IPv4Network:
-    """A random /30 of 10.240.0.0/12 that overlaps no address or route of this machine."""
-    used = _used_networks()
     for _ in range(64):
         index = random.randrange(_POOL.num_addresses // 4)
         candidate = ipaddress.IPv4Network((int(_POOL.network_address) + 4 * index, 30))
@@ -145,24 +112,21 @@ def _pick_subnet() -> ipaddress.IPv4Network:
 @contextlib.contextmanager
 def _address_lock() -> Iterator[None]:
     """Serialise picking and assigning a subnet between processes (pytest-xdist workers)."""
-    with (Path(tempfile.gettempdir()) / "seqgate-netns.lock").open("a") as handle:
-        deadline = time.monotonic() + TIMEOUT_S
-        while True:
-            try:
+    with Path("/tmp/seqgate-netns.lock").open("a") as handle:
+        for _ in range(int(TIMEOUT_S / 0.05)):
+            with contextlib.suppress(BlockingIOError):
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise NetnsError("the subnet lock stayed taken") from None
-                time.sleep(0.05)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            time.sleep(0.05)
+        else:
+            raise NetnsError("the subnet lock stayed taken")
+        yield  # closing the file releases the lock
 
 
 _QUEUE_MSG = 3 << 8  # NFNL_SUBSYS_QUEUE
 _PACKET, _VERDICT, _CONFIG, _NLMSG_ERROR = 0, 1, 2, 2
+# NFQA_CFG_CMD BIND, NFQA_CFG_PARAMS (copy metadata only), NFQA_CFG_QUEUE_MAXLEN 16384.
+_BIND = [(1, struct.pack("!BBH", 1, 0, 0)), (2, b"\0\0\0\0\1"), (3, struct.pack("!I", 16384))]
 
 
 def _nfq_message(kind: int, queue: int, attrs: Sequence[tuple[int, bytes]], ack: bool) -> bytes:
@@ -176,21 +140,16 @@ def _nfq_message(kind: int, queue: int, attrs: Sequence[tuple[int, bytes]], ack:
 
 
 def _packet_ids(data: bytes) -> list[int]:
-    """The packet ids in a datagram of netlink messages; an error answer raises OSError."""
-    ids, offset = [], 0
-    while offset + 16 <= len(data):
-        length, kind = struct.unpack_from("=IH", data, offset)
-        if length < 16:
-            break
-        if kind == _NLMSG_ERROR and (code := struct.unpack_from("=i", data, offset + 16)[0]):
-            raise OSError(-code, os.strerror(-code))
-        pos = offset + 20
-        while kind == _QUEUE_MSG | _PACKET and pos + 4 <= offset + length:
-            size, attr = struct.unpack_from("=HH", data, pos)
-            if attr & 0x3FFF == 1:  # NFQA_PACKET_HDR: packet id first
-                ids.append(struct.unpack_from("!I", data, pos + 4)[0])
-            pos += max(4, (size + 3) & ~3)
-        offset += (length + 3) & ~3
+    """The packet id of a queued-packet message (one per datagram); an error answer raises."""
+    kind = struct.unpack_from("=H", data, 4)[0] if len(data) >= 20 else -1
+    if kind == _NLMSG_ERROR and (code := struct.unpack_from("=i", data, 16)[0]):
+        raise OSError(-code, os.strerror(-code))
+    pos, ids = 20, []
+    while kind == _QUEUE_MSG | _PACKET and pos + 8 <= len(data):
+        size, attr = struct.unpack_from("=HH", data, pos)
+        if attr & 0x3FFF == 1:  # NFQA_PACKET_HDR: the packet id first
+            ids.append(struct.unpack_from("!I", data, pos + 4)[0])
+        pos += max(4, (size + 3) & ~3)
     return ids
 
 
@@ -198,28 +157,22 @@ class _Delayer:
     """netem's delay without netem: accepts each packet of an NFQUEUE `delay_s` after it came."""
 
     def __init__(self, delay_s: float) -> None:
-        """Bind a free queue number (metadata only, room for 16384 packets), then serve it."""
+        """Bind a free queue number, then serve it in a thread."""
         self.delay_s = delay_s
         self._sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 12)  # NETLINK_NETFILTER
         self._sock.bind((0, 0))
         self._sock.settimeout(TIMEOUT_S)
         self._stop = threading.Event()
-        for _ in range(32):
-            self.queue = random.randint(1000, 65000)
-            cmd = (1, struct.pack("!BBH", 1, 0, 0))  # NFQA_CFG_CMD: BIND
-            params = (2, struct.pack("!IB", 0, 1))  # NFQA_CFG_PARAMS: NFQNL_COPY_META
-            maxlen = (3, struct.pack("!I", 16384))  # NFQA_CFG_QUEUE_MAXLEN
+        for self.queue in random.sample(range(1000, 65000), 8):  # EBUSY: taken, try another
+            self._sock.send(_nfq_message(_CONFIG, self.queue, _BIND, ack=True))
             try:
-                self._sock.send(_nfq_message(_CONFIG, self.queue, [cmd, params, maxlen], True))
                 _packet_ids(self._sock.recv(65536))
                 break
             except OSError as exc:
-                if exc.errno != errno.EBUSY:
-                    self._sock.close()
-                    raise NetnsError(f"NFQUEUE does not work here: {exc}") from exc
+                error = exc
         else:
             self._sock.close()
-            raise NetnsError("no free NFQUEUE number")
+            raise NetnsError(f"NFQUEUE does not work here: {error}")
         self._thread = threading.Thread(target=self._loop, name="netns-delay", daemon=True)
         self._thread.start()
 
@@ -235,11 +188,8 @@ class _Delayer:
             while due and due[0][0] <= now:
                 self._accept(due.popleft()[1])
             self._sock.settimeout(min(0.05, max(0.001, due[0][0] - now)) if due else 0.05)
-            try:
+            with contextlib.suppress(OSError):  # a timeout, or ENOBUFS after a burst
                 data = self._sock.recv(65536)
-            except OSError:  # timeout, or ENOBUFS after a burst
-                continue
-            with contextlib.suppress(OSError):
                 due.extend((time.monotonic() + self.delay_s, pid) for pid in _packet_ids(data))
         for _, packet_id in due:
             self._accept(packet_id)
@@ -251,48 +201,26 @@ class _Delayer:
         self._sock.close()
 
 
-@dataclass(frozen=True)
-class _Step:
-    apply: Callable[[], object]
-    undo: Callable[[], object]
+_Step = tuple[Callable[[], object], Callable[[], object]]  # apply, undo
 
 
-class Fault:
-    """One fault, applied on creation; ``remove()`` (or leaving its with-block) undoes it once."""
+class Fault(contextlib.ExitStack[bool | None]):
+    """A fault, applied on creation; remove() or its with-block's end runs each undo once."""
 
     def __init__(self, owner: Namespace, kind: str, steps: Sequence[_Step]) -> None:
+        super().__init__()
         self.kind = kind
-        self._owner = owner
-        self._undo: list[Callable[[], object]] = []
-        try:
-            for step in steps:
-                step.apply()
-                self._undo.append(step.undo)
-        except BaseException:
-            self.remove()
-            raise
         owner.faults.append(self)
+        self.callback(owner.faults.remove, self)
+        try:
+            for apply, undo in steps:
+                apply()
+                self.callback(undo)
+        except BaseException:
+            self.close()
+            raise
 
-    def remove(self) -> None:
-        """Undo every step, last first; a second call does nothing."""
-        errors = []
-        while self._undo:
-            try:
-                self._undo.pop()()
-            except NetnsError as exc:
-                errors.append(str(exc))
-        with contextlib.suppress(ValueError):
-            self._owner.faults.remove(self)
-        if errors:
-            raise NetnsError("; ".join(errors))
-
-    def __enter__(self) -> Fault:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.remove()
+    remove = contextlib.ExitStack.close  # undo every step; a second call does nothing
 
 
 @dataclass
@@ -321,45 +249,41 @@ class Namespace:
         rule = [chain, *words[:at], "-m", "comment", "--comment", rule_comment(self.name)]
         rule += words[at:]
         head = [*where, "iptables", "-w", "5", "-t", table]
-        return _Step(lambda: _run([*head, "-I", *rule]), lambda: _run([*head, "-D", *rule]))
+        return (lambda: _run([*head, "-I", *rule]), lambda: _run([*head, "-D", *rule]))
+
+    def _drop(self, inside: bool, chain: str, *match: str) -> _Step:
+        """DROP in `chain` what arrives on this side's end of the pair (and matches `match`)."""
+        veth = self.inner_veth if inside else self.host_veth
+        return self._rule(inside, "filter", chain, "-i", veth, *match, "-j", "DROP")
 
     def cut(self) -> Fault:
         """Drop everything between the namespace and the host, on arrival (silence, no RST)."""
-        steps = [
-            self._rule(False, "filter", "INPUT", "-i", self.host_veth, "-j", "DROP"),
-            self._rule(False, "filter", "FORWARD", "-i", self.host_veth, "-j", "DROP"),
-            self._rule(True, "filter", "INPUT", "-i", self.inner_veth, "-j", "DROP"),
-        ]
-        return Fault(self, "cut", steps)
+        drops = [self._drop(False, "INPUT"), self._drop(False, "FORWARD")]
+        return Fault(self, "cut", [*drops, self._drop(True, "INPUT")])
 
     def cut_port(self, port: int) -> Fault:
         """Drop TCP from the namespace to host port `port` and its answers; other ports work."""
-        out = ("-i", self.host_veth, "-p", "tcp", "--dport", str(port), "-j", "DROP")
-        back = ("-i", self.inner_veth, "-p", "tcp", "--sport", str(port), "-j", "DROP")
-        steps = [
-            self._rule(False, "filter", "INPUT", *out),
-            self._rule(True, "filter", "INPUT", *back),
-        ]
-        return Fault(self, f"cut_port {port}", steps)
+        out = self._drop(False, "INPUT", "-p", "tcp", "--dport", str(port))
+        back = self._drop(True, "INPUT", "-p", "tcp", "--sport", str(port))
+        return Fault(self, f"cut_port {port}", [out, back])
 
     def degrade(self, delay_ms: int = 300, loss_pct: float = 10.0) -> Fault:
         """Delay each direction by `delay_ms` and drop `loss_pct` % of packets each way."""
-        steps = []
+        steps: list[_Step] = []
         if delay_ms > 0:
             delayer = _Delayer(delay_ms / 1000)
-            steps.append(_Step(lambda: None, delayer.stop))
+            steps.append((lambda: None, delayer.stop))
             queue = ("-j", "NFQUEUE", "--queue-num", str(delayer.queue), "--queue-bypass")
             for chain, flag in (("INPUT", "-i"), ("OUTPUT", "-o")):
                 steps.append(self._rule(False, "mangle", chain, flag, self.host_veth, *queue))
         if loss_pct > 0:
             odds = ("-m", "statistic", "--mode", "random", "--probability", f"{loss_pct / 100:g}")
-            for inside, veth in ((False, self.host_veth), (True, self.inner_veth)):
-                steps.append(self._rule(inside, "filter", "INPUT", "-i", veth, *odds, "-j", "DROP"))
+            steps += [self._drop(False, "INPUT", *odds), self._drop(True, "INPUT", *odds)]
         return Fault(self, "degrade", steps)
 
     def heal(self) -> None:
         """End every cut and cut_port (idempotent); a degradation stays until restore()."""
-        for fault in [f for f in self.faults if f.kind.startswith("cut")][::-1]:
+        for fault in [f for f in self.faults if f.kind != "degrade"][::-1]:
             fault.remove()
 
     def restore(self) -> None:
@@ -369,11 +293,11 @@ class Namespace:
 
 
 def _setup(ns: Namespace, prefixlen: int) -> None:
-    """The namespace, the pair (host end aliased to the namespace's name), addresses, routes."""
-    inside = ["ip", "-n", ns.name]
+    """The namespace, the pair (host end aliased to the namespace), addresses, routes; no IPv6,
+    which would be a path around the (IPv4) iptables rules."""
+    inside, pair = ["ip", "-n", ns.name], ["type", "veth", "peer", ns.inner_veth, "netns", ns.name]
     _run(["ip", "netns", "add", ns.name])
-    _run(["ip", "link", "add", ns.host_veth, "type", "veth", "peer", "name", ns.inner_veth])
-    _run(["ip", "link", "set", ns.inner_veth, "netns", ns.name])
+    _run(["ip", "link", "add", ns.host_veth, *pair])
     _run(["ip", "link", "set", "dev", ns.host_veth, "alias", ns.name])
     _run(["ip", "addr", "add", f"{ns.host_address}/{prefixlen}", "dev", ns.host_veth])
     _run(["ip", "link", "set", ns.host_veth, "up"])
@@ -381,86 +305,71 @@ def _setup(ns: Namespace, prefixlen: int) -> None:
     _run([*inside, "link", "set", ns.inner_veth, "up"])
     _run([*inside, "link", "set", "lo", "up"])
     _run([*inside, "route", "add", "default", "via", ns.host_address])
-    # IPv4 only: no IPv6 path around the iptables (IPv4) rules.
     _run(["sysctl", "-qw", f"net.ipv6.conf.{ns.host_veth}.disable_ipv6=1"], check=False)
     _run(ns.command(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"]), check=False)
 
 
 def _remove(name: str, host_veth: str) -> None:
     """Remove namespace `name`: its processes (started by the test), rules, pair, mount."""
-    if name in list_namespaces():
-        for pid in _run(["ip", "netns", "pids", name], check=False).stdout.split():
-            with contextlib.suppress(OSError, ValueError):
-                os.kill(int(pid), signal.SIGKILL)
-    for table, rule in tagged_rules(re.escape(rule_comment(name)) + "$"):
+    for pid in _run(["ip", "netns", "pids", name], check=False).stdout.split():
+        with contextlib.suppress(OSError, ValueError):
+            os.kill(int(pid), signal.SIGKILL)
+    ours = re.escape(rule_comment(name)) + "$"
+    for table, rule in tagged_rules(ours):
         _run(["iptables", "-w", "5", "-t", table, "-D", *rule], check=False)
     _run(["ip", "link", "del", host_veth], check=False)  # deleting one end deletes both
     _run(["ip", "netns", "del", name], check=False)
     left = [name] if name in list_namespaces() else []
-    if _run(["ip", "link", "show", host_veth], check=False).returncode == 0:
-        left.append(host_veth)
-    left += [" ".join(rule) for _, rule in tagged_rules(re.escape(rule_comment(name)) + "$")]
+    left += [host_veth] if Path(f"/sys/class/net/{host_veth}").exists() else []
+    left += [" ".join(rule) for _, rule in tagged_rules(ours)]
     if left:
         raise NetnsError(f"could not remove {left}")
 
 
 def _close(ns: Namespace) -> None:
-    """Undo the faults (this stops the delay threads), then remove everything of `ns`."""
-    try:
-        for fault in ns.faults[::-1]:
-            with contextlib.suppress(NetnsError):
-                fault.remove()
-    finally:
-        _LIVE.pop(ns.name, None)
-        _remove(ns.name, ns.host_veth)
+    """Undo the faults (stopping the delay threads), then remove all of `ns`, even if one fails."""
+    with contextlib.ExitStack() as undo:  # runs last registered first
+        undo.callback(_remove, ns.name, ns.host_veth)
+        undo.callback(_LIVE.pop, ns.name, None)
+        for fault in ns.faults:
+            undo.callback(fault.remove)
 
 
 @atexit.register
 def _close_live() -> None:
-    """Fallback for a namespace whose with-block never ended (an interpreter exit inside it)."""
+    """The fallback for a namespace whose with-block never ended (an exit inside it)."""
     for ns in list(_LIVE.values()):
-        with contextlib.suppress(NetnsError):
-            _close(ns)
+        _close(ns)
 
 
 @contextlib.contextmanager
 def isolated_namespace(prefix: str = "sgt") -> Iterator[Namespace]:
     """A fresh namespace linked to the host by a veth pair on a free /30; removed on exit."""
-    suffix = secrets.token_hex(3)
+    suffix = f"{random.getrandbits(24):06x}"
     name = namespace_name(prefix, os.getpid(), suffix)
     host_veth, inner_veth = veth_names(prefix, suffix)
-    with _address_lock():
-        subnet = _pick_subnet()
-        host, inner = (str(address) for address in subnet.hosts())
-        ns = Namespace(name, host_veth, inner_veth, host, inner)
-        _LIVE[name] = ns
-        try:
-            _setup(ns, subnet.prefixlen)
-        except BaseException:
-            _close(ns)
-            raise
     try:
-        yield ns
+        with _address_lock():
+            subnet = _pick_subnet()
+            _LIVE[name] = Namespace(name, host_veth, inner_veth, str(subnet[1]), str(subnet[2]))
+            _setup(_LIVE[name], subnet.prefixlen)
+        yield _LIVE[name]
     finally:
-        _close(ns)
+        if name in _LIVE:
+            _close(_LIVE[name])
 
 
 def sweep_stale(prefix: str = "sgt") -> list[str]:
-    """Remove the namespaces, pairs and rules of `prefix` whose owner pid is dead; their names.
-
-    Found three ways, so that a run killed halfway through setup or teardown is swept too: by
-    namespace name, by the host end's alias, by the rules' comment.
-    """
+    """Remove namespaces, pairs, rules of `prefix` whose owner pid is dead (found by namespace
+    name, host end's alias or rule comment, so a half-made one is found too); their names."""
     pattern = re.compile(rf"{re.escape(prefix)}-(\d+)-([0-9a-f]{{6}})")
     names = set(list_namespaces())
     names.update(link.get("ifalias", "") for link in json.loads(_run(["ip", "-j", "link"]).stdout))
-    names.update(
-        rule[rule.index("--comment") + 1][len(COMMENT_PREFIX) :] for _, rule in tagged_rules()
-    )
+    names.update(r[r.index("--comment") + 1][len(COMMENT_PREFIX) :] for _, r in tagged_rules())
     swept = []
     for name in sorted(names):
         match = pattern.fullmatch(name)
-        if match and not _alive(int(match[1])):
+        if match and not Path(f"/proc/{match[1]}").exists():
             _remove(name, veth_names(prefix, match[2])[0])
             swept.append(name)
     return swept
@@ -471,13 +380,10 @@ def netns_usable() -> str | None:
     """Why the harness cannot work here (not root, a tool missing, refused), or None."""
     if os.geteuid() != 0:
         return "network namespaces need root"
-    for tool, package in (("ip", "iproute2"), ("tc", "iproute2"), ("iptables", "iptables")):
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed (scripts/test.sh installs {package} as root)"
+    if missing := [tool for tool in ("ip", "iptables") if shutil.which(tool) is None]:
+        return f"{' and '.join(missing)} not installed (scripts/test.sh installs them as root)"
     try:
-        _run(["iptables", "-w", "5", "-L", "INPUT", "-n"])
         with isolated_namespace() as ns:
-            _run(ns.command(["iptables", "-w", "5", "-L", "INPUT", "-n"]))
             ns.cut().remove()
             ns.degrade(delay_ms=1, loss_pct=1).remove()
     except (NetnsError, OSError) as exc:
@@ -487,9 +393,7 @@ def netns_usable() -> str | None:
 
 def require_netns() -> None:
     """Skip the calling test when the harness cannot work here; in CI (env CI set), fail it."""
-    why = netns_usable()
-    if why is None:
-        return
-    if os.environ.get("CI"):
-        pytest.fail(f"the network-fault harness is required in CI: {why}")
-    pytest.skip(why)
+    if (why := netns_usable()) is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"the network-fault harness is required in CI: {why}")
+        pytest.skip(why)
