@@ -2,10 +2,10 @@
 
 A client runs in a namespace whose only way out is a veth pair; brokers bind the host end.
 ``cut()`` drops packets where they *arrive* (host INPUT/FORWARD, the namespace's INPUT), never
-where sent: a drop in OUTPUT fails the sender's own call (EPERM) and REJECT sends resets, while
-a drop on arrival is the silence of a real partition (connects time out, open connections stay
-open and retransmit). ``cut_port`` does that for one host port. This kernel has no sch_netem, so
-``degrade`` delays with an NFQUEUE in the mangle table (before the filter table's cuts) whose
+where sent: a drop in OUTPUT is told to the sender (a UDP send fails with EPERM), REJECT sends
+resets, while a drop on arrival is a real partition's silence (connects time out, connections
+stay open and retransmit). ``cut_port`` does it for one host port. This kernel has no sch_netem,
+so ``degrade`` delays with an NFQUEUE in the mangle table (before the filter table's cuts) whose
 packets a thread here accepts later, each way; its loss is a ``-m statistic`` DROP. Host rules
 carry ``--comment seqgate-test-<namespace>``; the name embeds the owner's pid for sweep_stale.
 """
