@@ -17,6 +17,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -294,3 +295,41 @@ def test_names_fit_the_interface_limit() -> None:
     assert all(len(veth) <= 15 for veth in netns.veth_names("abcdefgh", "ffffff")), name
     with pytest.raises(ValueError):
         netns.namespace_name("too-long-prefix", 1, "ffffff")
+
+
+OWNER = r"""
+import os, signal, sys, threading, time
+from tests.support.netns import isolated_namespace
+context = isolated_namespace("sgt")
+ns = context.__enter__()  # never left: only atexit (or a later sweep) can clean up
+# A daemon thread's frame is never freed at exit, so the generator is never closed either.
+threading.Thread(target=lambda held: time.sleep(3600), args=(context,), daemon=True).start()
+del context
+ns.cut()
+ns.degrade(delay_ms=10, loss_pct=1)
+print(ns.name, ns.host_veth, flush=True)
+if sys.argv[1] == "kill":
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def run_owner(how: str) -> Namespace:
+    """Run OWNER in a child process that leaves its namespace open and exits `how`."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    done = subprocess.run(
+        [sys.executable, "-c", OWNER, how], capture_output=True, text=True, timeout=60, env=env
+    )
+    name, host_veth = done.stdout.split()
+    return Namespace(name, host_veth, "", "", "")
+
+
+def test_atexit_removes_a_namespace_whose_block_never_ended() -> None:
+    netns.require_netns()
+    assert leftovers(run_owner("exit")) == []
+
+
+def test_sweep_stale_removes_what_a_killed_owner_left(ns: Namespace) -> None:
+    left = run_owner("kill")
+    assert len(leftovers(left)) > 2  # the namespace, the pair, the host-side rules
+    assert left.name in sweep_stale("sgt")
+    assert leftovers(left) == []
