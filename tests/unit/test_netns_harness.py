@@ -223,8 +223,9 @@ def test_degrade_delays_both_directions_and_is_removed_after(
     assert median_rtt(ns, port) < 0.1
 
 
-def test_degrade_drops_packets_in_both_directions(ns: Namespace) -> None:
-    with ns.degrade(delay_ms=1, loss_pct=10):
+def test_degrade_drops_packets_in_both_directions(ns: Namespace, servers: list[EchoServer]) -> None:
+    with ns.degrade():  # the defaults: 300 ms each way, 10 % loss each way
+        assert client(ns, "once", servers[0].port, timeout_s=20)[0]["connect"] == "ok"
         ours = netns.rule_comment(ns.name)
         host = [rule for _, rule in netns.tagged_rules(ours) if "statistic" in rule]
         inside = subprocess.run(
