@@ -27,18 +27,27 @@ else
   echo "using SEQGATE_TEST_POSTGRES_URL=$SEQGATE_TEST_POSTGRES_URL"
 fi
 echo "== iptables"
-# The network-partition test drops loopback packets to a private broker's port.
-if ! command -v iptables >/dev/null 2>&1; then
+# The network-partition test drops loopback packets to a private broker's port; the
+# network-fault harness (tests/support/netns.py) also needs ip (iproute2) for namespaces.
+missing=""
+command -v iptables >/dev/null 2>&1 || missing="$missing iptables"
+command -v ip >/dev/null 2>&1 || missing="$missing iproute2"
+if [ -n "$missing" ]; then
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-    apt-get install -y -qq --no-install-recommends iptables >/dev/null \
-      || { apt-get update -qq && apt-get install -y -qq --no-install-recommends iptables >/dev/null; } \
-      || echo "iptables could not be installed: the partition test will be skipped" >&2
+    # shellcheck disable=SC2086  # $missing is a list of package names
+    apt-get install -y -qq --no-install-recommends $missing >/dev/null \
+      || { apt-get update -qq && apt-get install -y -qq --no-install-recommends $missing >/dev/null; } \
+      || echo "$missing could not be installed: the partition and namespace tests will be skipped" >&2
   else
-    echo "no iptables (needs root and apt-get): the partition test will be skipped" >&2
+    echo "no$missing (needs root and apt-get): the partition and namespace tests will be skipped" >&2
   fi
 fi
 if [ -n "${CI:-}" ] && ! command -v iptables >/dev/null 2>&1; then
   echo "iptables is required in CI (tests/torture/test_torture_txn_timeout.py)" >&2
+  exit 1
+fi
+if [ -n "${CI:-}" ] && ! command -v ip >/dev/null 2>&1; then
+  echo "ip (iproute2) is required in CI (tests/unit/test_netns_harness.py)" >&2
   exit 1
 fi
 echo "== pytest"
