@@ -22,7 +22,14 @@ from seqgate.streams.devtools.broker.locations import HOST, KAFKA_VERSION
 from seqgate.streams.devtools.broker.probe import broker_answers
 from seqgate.streams.devtools.broker.processes import is_broker_process
 
-__all__ = ["ClusterHandle", "NodeHandle", "PartitionState", "load_cluster_state"]
+__all__ = [
+    "ClusterHandle",
+    "NodeHandle",
+    "PartitionState",
+    "cluster_from_json",
+    "load_cluster_state",
+    "node_status",
+]
 
 CLUSTER_KIND = "cluster"
 
@@ -222,3 +229,18 @@ def load_cluster_state(state_file: Path) -> ClusterHandle | None:
             f"the cluster state file {state_file} is damaged ({exc!r}); stop its java "
             "processes by hand and remove it"
         ) from None
+
+
+def node_status(cluster: ClusterHandle, node: NodeHandle) -> tuple[str, bool]:
+    """``seqgate broker status``'s line for ``node`` and whether it runs and answers:
+    ``node 1 127.0.0.1:40123 pid=12345 running`` (or ``down``, or ``not answering``)."""
+    if not node.running():
+        state, ok = "down", False
+    elif cluster.node_answers(node.node_id, timeout=5.0):
+        state, ok = "running", True
+    else:
+        state, ok = f"not answering (see {node.log_file})", False
+    line = f"node {node.node_id} {cluster.node_address(node.node_id)} pid={node.pid} {state}"
+    if cluster.security != sec.PLAINTEXT:
+        line += f" security={cluster.security} properties={cluster.client_properties}"
+    return line, ok
