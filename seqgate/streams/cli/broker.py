@@ -75,11 +75,11 @@ def broker() -> None:
 
 
 def _listen_address(ctx: click.Context, param: click.Parameter, value: str) -> str:
-    """Reject an address no listener can bind here before any JVM starts."""
+    """Reject an address no listener can bind here before any JVM starts (one line)."""
     try:
         return validate_listen_address(value)
     except BrokerError as error:
-        raise click.BadParameter(error.message, ctx=ctx, param=param) from None
+        raise BrokerError(f"--listen-address: {error.message}") from None
 
 
 @broker.command("up")
