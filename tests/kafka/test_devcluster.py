@@ -281,9 +281,7 @@ def veth(tmp_path: Path) -> Iterator[tuple[str, str]]:
 
 
 @pytest.mark.skipif(not _can_make_namespaces(), reason="needs root and iproute2 on Linux")
-def test_listen_address_serves_a_network_namespace(
-    tmp_path: Path, veth: tuple[str, str]
-) -> None:
+def test_listen_address_serves_a_network_namespace(tmp_path: Path, veth: tuple[str, str]) -> None:
     ns, host_ip = veth
     with running_cluster(3, listen_address=host_ip, data_dir=tmp_path / "ns") as reachable:
         assert reachable.bootstrap_servers.count(f"{host_ip}:") == 3
