@@ -8,6 +8,7 @@ every node running again); the other tests start their own."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -33,6 +34,12 @@ from tests.support.kafka_helpers import wait_for
 from tests.support.paths import REPO
 
 NOT_ENOUGH = (KafkaError.NOT_ENOUGH_REPLICAS, KafkaError.NOT_ENOUGH_REPLICAS_AFTER_APPEND)
+SHUTDOWN_LINE = re.compile(r"(?i)shut ?down complete")
+
+
+def _clean_shutdown_lines(cluster: ClusterHandle, node_id: int) -> int:
+    """Lines of the node's log that only a SIGTERM (never a SIGKILL) writes."""
+    return len(SHUTDOWN_LINE.findall(cluster.node(node_id).log_file.read_text(errors="replace")))
 
 
 def _create_topic(cluster: ClusterHandle, topic: str, partitions: int = 1) -> None:
@@ -137,7 +144,9 @@ class TestReplication:
     def test_one_node_killed_then_started(self, cluster: ClusterHandle) -> None:
         _create_topic(cluster, "one-down")
         leader = cluster.partition("one-down").leader
+        clean = _clean_shutdown_lines(cluster, leader)
         cluster.stop_node(leader, kill=True)
+        assert _clean_shutdown_lines(cluster, leader) == clean  # SIGKILL: no clean shutdown
         assert not cluster.node_running(leader)
         assert leader not in cluster.node_pids
         line, ok = node_status(cluster, cluster.node(leader))
@@ -158,7 +167,9 @@ class TestReplication:
         first, second = (n.node_id for n in cluster.nodes[:2])
         cluster.stop_node(first, kill=True)
         wait_for(lambda: len(cluster.partition("two-down").isr) == 2, 60, "ISR of 2")
+        clean = _clean_shutdown_lines(cluster, second)
         cluster.stop_node(second)  # controlled shutdown: the controller shrinks the ISR to 1
+        assert _clean_shutdown_lines(cluster, second) > clean
         results = _produce(cluster, "two-down", [b"x"], retries=0, **{"enable.idempotence": False})
         error = results[0]
         assert error is not None and error.code() in NOT_ENOUGH, error
