@@ -221,6 +221,13 @@ def test_cli_up_status_stop_start_down(tmp_path: Path) -> None:
         ]
         assert all(line.endswith(" running") for line in lines)
         assert sorted(p.name for p in data.glob("node-*")) == ["node-1", "node-2", "node-3"]
+        again = cli("up", "--nodes", "3", "--data-dir", str(data))  # idempotent
+        assert again.returncode == 0, again.stderr
+        assert again.stdout.splitlines()[-1] == bootstrap
+        assert "already running" in again.stderr
+        single = cli("up")  # a single node would orphan the cluster's record
+        assert single.returncode == 2
+        assert "a dev cluster of 3 nodes is running" in single.stderr
 
         assert cli("stop-node", "2").returncode == 0
         degraded = cli("status")
