@@ -215,7 +215,13 @@ def down(timeout: float) -> None:
     if cluster is not None:
         running = cluster.node_pids
         stop_cluster(cluster, timeout=timeout)
-        pids = ", ".join(str(pid) for pid in running.values()) or "none was running"
+        if not running:
+            click.echo(
+                f"no broker running (no node of cluster {cluster.bootstrap_servers} ran; "
+                f"removed stale {cluster.state_file})"
+            )
+            return
+        pids = ", ".join(str(pid) for pid in running.values())
         click.echo(f"stopped cluster {cluster.bootstrap_servers} (pids {pids})")
         return
     handle = load_state()
