@@ -1,7 +1,11 @@
-"""Development Apache Kafka broker (single node, KRaft) for local work and tests.
+"""Development Apache Kafka broker (KRaft: one node, or a cluster) for local work and tests.
 
-:mod:`seqgate.streams.devtools.broker.launcher` starts and stops it (overview there);
-:mod:`seqgate.streams.cli.broker` gives the ``seqgate broker up|down|status`` commands;
+:mod:`seqgate.streams.devtools.broker.launcher` starts and stops a single node (overview
+there); :mod:`seqgate.streams.devtools.broker.cluster` a cluster of combined broker+controller
+nodes (``running_cluster`` for replication tests), whose nodes
+:mod:`~seqgate.streams.devtools.broker.cluster_nodes` stops and starts in place;
+:mod:`seqgate.streams.cli.broker` gives the ``seqgate broker up|down|status|stop-node|
+start-node`` commands;
 :mod:`seqgate.streams.devtools.broker.bounce` kills and restarts a broker in place (outage
 tests); :mod:`seqgate.streams.devtools.broker.security` makes the certificates, SCRAM
 credentials and client properties of a ``security="sasl_ssl"`` broker.
@@ -11,10 +15,20 @@ The other modules have one job each: ``locations`` (release, home, state and dat
 ``config`` (``server.properties``), ``datadir`` (wiping the data directory), ``jvm`` (the
 storage format and broker processes), ``processes`` (signalling and waiting), ``watchdog``,
 ``probe`` (:func:`broker_answers`), ``handle`` (:class:`BrokerHandle` and its state file),
-``errors`` and ``files``.
+``cluster_config`` (a cluster's listen address, ports and node properties),
+``cluster_handle`` (:class:`ClusterHandle` and its state file), ``cluster_probe`` (brokers
+and ISR from the metadata), ``errors`` and ``files``.
 """
 
 from seqgate.streams.devtools.broker.bounce import kill_broker, restart_broker
+from seqgate.streams.devtools.broker.cluster import running_cluster, start_cluster, stop_cluster
+from seqgate.streams.devtools.broker.cluster_config import validate_listen_address
+from seqgate.streams.devtools.broker.cluster_handle import (
+    ClusterHandle,
+    NodeHandle,
+    PartitionState,
+    load_cluster_state,
+)
 from seqgate.streams.devtools.broker.errors import BrokerError
 from seqgate.streams.devtools.broker.handle import (
     BrokerHandle,
@@ -44,6 +58,9 @@ __all__ = [
     "SECURITY_MODES",
     "BrokerError",
     "BrokerHandle",
+    "ClusterHandle",
+    "NodeHandle",
+    "PartitionState",
     "SecurityMaterial",
     "broker_answers",
     "broker_status",
@@ -53,12 +70,17 @@ __all__ = [
     "ensure_kafka_jars",
     "is_running",
     "kill_broker",
+    "load_cluster_state",
     "load_state",
     "read_client_properties",
     "restart_broker",
     "running_broker",
+    "running_cluster",
     "seqgate_home",
     "start_broker",
+    "start_cluster",
     "stop_broker",
+    "stop_cluster",
+    "validate_listen_address",
     "write_unrelated_ca",
 ]

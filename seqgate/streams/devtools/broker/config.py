@@ -15,13 +15,14 @@ __all__ = ["cluster_id", "free_ports", "server_properties", "write_server_proper
 _NODE_ID = 1
 
 
-def free_ports(count: int) -> list[int]:
-    """``count`` loopback ports that were free a moment ago (a start retries if one is taken)."""
+def free_ports(count: int, host: str = HOST) -> list[int]:
+    """``count`` ports of ``host`` that were free a moment ago (a start retries if one is
+    taken)."""
     sockets = []
     try:
         for _ in range(count):
             s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind((HOST, 0))
+            s.bind((host, 0))
             sockets.append(s)
         return [int(s.getsockname()[1]) for s in sockets]
     finally:

@@ -33,6 +33,8 @@ def prepare_data_dir(data_dir: Path) -> None:
                 f"dev broker (no {_MARKER} file); use an empty or new directory"
             )
         _ensure_not_in_use(data_dir)
+        for node_dir in sorted(data_dir.glob("node-*")):  # the nodes of a cluster
+            _ensure_not_in_use(node_dir)
         for entry in entries:
             if entry.is_dir() and not entry.is_symlink():
                 shutil.rmtree(entry)

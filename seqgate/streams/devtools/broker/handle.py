@@ -85,11 +85,13 @@ def load_state(state_file: Path | None = None) -> BrokerHandle | None:
     """The broker recorded in ``state_file`` (default :func:`default_state_file`), if any.
 
     Does not check that it still runs (see :func:`is_running`, :func:`broker_status`). A state
-    file that cannot be parsed is removed.
+    file that cannot be parsed is removed; one recording a cluster is kept and gives None.
     """
     path = state_file or default_state_file()
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(data, dict) and data.get("kind") == "cluster":
+            return None  # a cluster's record (cluster_handle): never removed as damaged here
         return BrokerHandle(
             bootstrap_servers=str(data["bootstrap_servers"]),
             pid=int(data["pid"]),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import BinaryIO
 
@@ -18,16 +19,20 @@ from seqgate.streams.devtools.broker.locations import HOST
 from seqgate.streams.devtools.broker.probe import broker_answers
 from seqgate.streams.devtools.broker.processes import dir_flag, terminate
 
-__all__ = ["address_in_use", "format_storage", "launch"]
+__all__ = ["address_in_use", "await_answer", "format_storage", "launch", "spawn_broker"]
 
 _FORMAT_TIMEOUT = 120.0
+_SINGLE_NODE_HEAP = "1g"
 
 
-def _java_cmd(java: str, libs: Path, data_dir: Path, log_name: str, heap: str) -> list[str]:
+def _java_cmd(
+    java: str, libs: Path, data_dir: Path, log_name: str, heap: str, flags: Sequence[str] = ()
+) -> list[str]:
     return [
         java,
         f"-Xmx{heap}",
         "-XX:+UseG1GC",
+        *flags,
         "-Djava.awt.headless=true",
         f"-Dlog4j2.configurationFile={data_dir / 'log4j2.xml'}",
         f"-Dseqgate.broker.log={data_dir / log_name}",
@@ -61,15 +66,23 @@ def _wait_or_kill(process: subprocess.Popen[bytes], timeout: float) -> int:
 
 
 def format_storage(
-    java: str, libs: Path, data_dir: Path, props: Path, extra: list[str] | None = None
+    java: str,
+    libs: Path,
+    data_dir: Path,
+    props: Path,
+    extra: list[str] | None = None,
+    *,
+    cluster: str | None = None,
+    flags: Sequence[str] = (),
 ) -> None:
-    """Run ``kafka.tools.StorageTool format`` for ``props`` with a new cluster id."""
+    """Run ``kafka.tools.StorageTool format`` for ``props`` with ``cluster`` (default: a new
+    cluster id; the nodes of one cluster must share theirs)."""
     cmd = [
-        *_java_cmd(java, libs, data_dir, "format.log", "256m"),
+        *_java_cmd(java, libs, data_dir, "format.log", "256m", flags),
         "kafka.tools.StorageTool",
         "format",
         "-t",
-        cluster_id(),
+        cluster or cluster_id(),
         "-c",
         str(props),
         *(extra or []),
@@ -105,27 +118,53 @@ def launch(
 ) -> tuple[subprocess.Popen[bytes] | None, str]:
     """Start the broker and wait until it answers: ``(process, "")`` on success, else
     ``(None, reason)`` with the process already gone."""
+    process = spawn_broker(java, libs, data_dir, props)
+    reason = await_answer(process, data_dir, f"{HOST}:{port}", timeout, properties)
+    return (None, reason) if reason else (process, "")
+
+
+def spawn_broker(
+    java: str,
+    libs: Path,
+    data_dir: Path,
+    props: Path,
+    *,
+    heap: str = _SINGLE_NODE_HEAP,
+    flags: Sequence[str] = (),
+) -> subprocess.Popen[bytes]:
+    """Start ``kafka.Kafka`` on ``props`` without waiting (the nodes of a cluster start
+    together: none answers before a quorum of controllers runs)."""
     cmd = [
-        *_java_cmd(java, libs, data_dir, "server.log", "1g"),
+        *_java_cmd(java, libs, data_dir, "server.log", heap, flags),
         dir_flag(data_dir),
         "kafka.Kafka",
         str(props),
     ]
-    bootstrap = f"{HOST}:{port}"
     with (data_dir / "broker.out").open("ab") as out:
         # Its own session: the broker outlives this process and a Ctrl-C meant for it.
-        process = _spawn_java(cmd, data_dir, out, new_session=True)
+        return _spawn_java(cmd, data_dir, out, new_session=True)
+
+
+def await_answer(
+    process: subprocess.Popen[bytes],
+    data_dir: Path,
+    bootstrap: str,
+    timeout: float,
+    properties: Path | None = None,
+) -> str:
+    """Wait until the broker at ``bootstrap`` answers: ``""``, or the reason it did not (the
+    process is then gone)."""
     deadline = time.monotonic() + timeout
     try:
         while True:
             code = process.poll()
             if code is not None:
-                return None, f"the broker exited with code {code} during startup"
+                return f"the broker exited with code {code} during startup"
             if broker_answers(bootstrap, timeout=1.0, properties=properties):
-                return process, ""
+                return ""
             if time.monotonic() >= deadline:
                 terminate(process.pid, data_dir, process, 10.0)
-                return None, f"the broker did not answer on {bootstrap} within {timeout:.0f} s"
+                return f"the broker did not answer on {bootstrap} within {timeout:.0f} s"
             time.sleep(0.2)
     except BaseException:  # e.g. Ctrl-C while waiting: leave no half-started broker behind
         terminate(process.pid, data_dir, process, 10.0)

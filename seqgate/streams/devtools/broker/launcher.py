@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from seqgate.streams.devtools.broker import security as sec
+from seqgate.streams.devtools.broker.cluster_handle import load_cluster_state
 from seqgate.streams.devtools.broker.config import free_ports, write_server_properties
 from seqgate.streams.devtools.broker.datadir import prepare_data_dir, wipeable_entries
 from seqgate.streams.devtools.broker.errors import BrokerError, failure_detail
@@ -136,6 +137,13 @@ def start_broker(
 
 def _recorded_broker(state_path: Path, security: str, reuse_running: bool) -> BrokerHandle | None:
     """The broker ``state_path`` records if it can be reused; a stale record is removed."""
+    cluster = load_cluster_state(state_path)
+    if cluster is not None and cluster.node_pids:
+        raise BrokerError(
+            f"a dev cluster of {len(cluster.nodes)} nodes is running at "
+            f"{cluster.bootstrap_servers} (recorded in {state_path}); stop it first "
+            "(seqgate broker down)"
+        )
     existing = load_state(state_path)
     if existing is None:
         return None

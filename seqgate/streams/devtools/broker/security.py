@@ -26,6 +26,7 @@ import datetime
 import ipaddress
 import os
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -136,15 +137,19 @@ def _new_ca(common_name: str) -> tuple[ec.EllipticCurvePrivateKey, x509.Certific
 
 
 def _broker_cert(
-    ca_key: ec.EllipticCurvePrivateKey, ca_cert: x509.Certificate
+    ca_key: ec.EllipticCurvePrivateKey, ca_cert: x509.Certificate, addresses: Sequence[str]
 ) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
     key = ec.generate_private_key(ec.SECP256R1())
+    ips = dict.fromkeys(["127.0.0.1", *addresses])  # ordered, without duplicates
     cert = (
         _certificate(_name("localhost"), ca_cert.subject, key)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(
             x509.SubjectAlternativeName(
-                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+                [
+                    x509.DNSName("localhost"),
+                    *(x509.IPAddress(ipaddress.ip_address(ip)) for ip in ips),
+                ]
             ),
             critical=False,
         )
@@ -250,13 +255,17 @@ def server_properties(
     }
 
 
-def create_sasl_ssl_material(data_dir: Path) -> SecurityMaterial:
-    """Generate the CA, broker keystore, SCRAM credentials and ``client.properties``."""
+def create_sasl_ssl_material(data_dir: Path, addresses: Sequence[str] = ()) -> SecurityMaterial:
+    """Generate the CA, broker keystore, SCRAM credentials and ``client.properties``.
+
+    The certificate names 127.0.0.1 and ``addresses`` (a cluster's ``listen_address``): clients
+    verify the address they dial. All nodes of a cluster share this one keystore and user.
+    """
     data_dir = data_dir.absolute()
     tls = data_dir / _TLS_DIR
     tls.mkdir(parents=True, exist_ok=True)
     ca_key, ca_cert = _new_ca("seqgate development CA")
-    key, cert = _broker_cert(ca_key, ca_cert)
+    key, cert = _broker_cert(ca_key, ca_cert, addresses)
     ca_file = tls / "ca.pem"
     ca_file.write_bytes(ca_cert.public_bytes(serialization.Encoding.PEM))
     keystore_password = secrets.token_urlsafe(24)
