@@ -98,6 +98,11 @@ class ClusterProbe:
         partition = transaction_state_partition(transactional_id, len(states))
         return states[partition].leader
 
+    def group_coordinator(self, group_id: str) -> int:
+        """The node coordinating consumer group ``group_id`` (from DescribeConsumerGroups)."""
+        description = self._admin.describe_consumer_groups([group_id])[group_id].result(timeout=30)
+        return int(description.coordinator.id)
+
     def transaction_state_written(self, transactional_id: str) -> bool:
         """Does the partition computed for ``transactional_id`` hold records? (It must, once the
         producer has initialized: the check that the computed coordinator is the real one.)"""

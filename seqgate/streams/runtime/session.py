@@ -28,6 +28,7 @@ from confluent_kafka import (
     TopicPartition,
 )
 
+from seqgate.streams.runtime.bounded_call import CallHung, call_within
 from seqgate.streams.runtime.faults import FaultInjector, FaultPoint
 from seqgate.streams.runtime.kafka_clients import is_fatal
 
@@ -38,6 +39,18 @@ Failure = Callable[[str], Exception]
 
 # How long `close` gives an open transaction's abort (a failed one is aborted by the broker).
 _ABORT_ON_CLOSE_S = 5.0
+# How long past its own timeout send_offsets_to_transaction may take, resumed or not, before
+# the client is declared hung (runtime/bounded_call.py says why it can).
+_HUNG_GRACE_S = 15.0
+# Between two attempts of a transactional call that failed retriably.
+_RETRY_PAUSE_S = 0.5
+# librdkafka marks these retriable, yet retrying *this* call cannot help: another
+# transactional call is still in progress inside the client (rdkafka_txnmgr.c).
+_OTHER_CALL_PENDING = frozenset({KafkaError._CONFLICT, KafkaError._PREV_IN_PROGRESS})
+
+
+def _retriable(error: KafkaError) -> bool:
+    return bool(error.retriable()) and error.code() not in _OTHER_CALL_PENDING
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +89,7 @@ class TransactionalSession:
         trap: FatalErrorTrap | None = None,
         abort_retry_s: float = 0.0,
         faults: FaultInjector | None = None,
+        hung_grace_s: float = _HUNG_GRACE_S,
     ) -> None:
         self.producer = producer
         self.role = role
@@ -87,10 +101,18 @@ class TransactionalSession:
         self._abort_retry_s = abort_retry_s
         self._faults = faults or FaultInjector()
         self._in_transaction = False
+        self._hung_grace_s = hung_grace_s
+        # Set when a call never completed: the producer must not be used again.
+        self._hung_failure: Exception | None = None
 
     @property
     def in_transaction(self) -> bool:
         return self._in_transaction
+
+    @property
+    def hung(self) -> bool:
+        """A transactional call never completed: only a restart cures the client."""
+        return self._hung_failure is not None
 
     # ---- the steps of one transaction --------------------------------------------------------
 
@@ -186,25 +208,62 @@ class TransactionalSession:
                 )
             )
         if offsets:
-            assert self._consumer is not None, "input offsets need the consumer they belong to"
-            self.producer.send_offsets_to_transaction(
-                list(offsets), self._consumer.consumer_group_metadata(), self._timeout_s
-            )
+            self._send_offsets(offsets)
         self._faults.reach(FaultPoint.BEFORE_COMMIT)
         self._commit_transaction()
         self._in_transaction = False
         self._faults.reach(FaultPoint.AFTER_COMMIT)
 
+    def _send_offsets(self, offsets: Sequence[TopicPartition]) -> None:
+        """send_offsets_to_transaction, resumed after a retriable failure as librdkafka asks,
+        and bounded: a call that never completes is a failure only a restart cures (see
+        runtime/bounded_call.py)."""
+        if self._hung_failure is not None:
+            raise self._hung_failure
+        assert self._consumer is not None, "input offsets need the consumer they belong to"
+        metadata = self._consumer.consumer_group_metadata()
+        budget_s = self._timeout_s + self._hung_grace_s
+        deadline = time.monotonic() + budget_s
+        while (remaining := deadline - time.monotonic()) > 0:
+            try:
+                call_within(
+                    lambda: self.producer.send_offsets_to_transaction(
+                        list(offsets), metadata, min(self._timeout_s, remaining)
+                    ),
+                    remaining,
+                    "send_offsets_to_transaction",
+                )
+                return
+            except CallHung:
+                break
+            except KafkaException as error:
+                if not _retriable(error.args[0]):
+                    raise
+                log.info("send_offsets retry", extra={"error": error.args[0].str()})
+            time.sleep(min(_RETRY_PAUSE_S, max(0.0, deadline - time.monotonic())))
+        self._hung_failure = self._failed(
+            f"send_offsets_to_transaction did not complete within {budget_s:.0f} s (its timeout"
+            f" is {self._timeout_s:.0f} s): the Kafka client lost the group coordinator and"
+            " does not look for the new one (librdkafka issues 5456, 5511); restarting the"
+            f" {self.role.name} resumes from the committed offsets"
+        )
+        raise self._hung_failure
+
     def _commit_transaction(self) -> None:
         # A retriable failure may still complete the commit: retrying is what librdkafka asks.
+        retries = 0
         while True:
             try:
                 self.producer.commit_transaction(self._timeout_s)
                 return
             except KafkaException as error:
-                if not error.args[0].retriable():
+                if not _retriable(error.args[0]):
                     raise
-                log.warning("commit retry", extra={"error": error.args[0].str()})
+                retries += 1
+                # One warning per commit; the further attempts only at info (no flood).
+                level = logging.WARNING if retries == 1 else logging.INFO
+                log.log(level, "commit retry", extra={"error": error.args[0].str()})
+            time.sleep(_RETRY_PAUSE_S)
 
     def abort_and_rewind(self) -> None:
         """Abort the open transaction, then seek every assigned partition back to its
@@ -223,14 +282,18 @@ class TransactionalSession:
         # A timeout while the broker cannot be reached is retriable ("retry call to
         # resume"): retried for at most abort_retry_s, then the KafkaException.
         deadline = time.monotonic() + self._abort_retry_s
+        retries = 0
         while True:
             try:
                 self.producer.abort_transaction(self._timeout_s)
                 return
             except KafkaException as error:
-                if not error.args[0].retriable() or time.monotonic() >= deadline:
+                if not _retriable(error.args[0]) or time.monotonic() >= deadline:
                     raise
-                log.warning("abort retry", extra={"error": error.args[0].str()})
+                retries += 1
+                level = logging.WARNING if retries == 1 else logging.INFO
+                log.log(level, "abort retry", extra={"error": error.args[0].str()})
+            time.sleep(min(_RETRY_PAUSE_S, max(0.0, deadline - time.monotonic())))
 
     def _rewind_to_committed(self, consumer: Consumer) -> None:
         assignment = consumer.assignment()
@@ -280,11 +343,8 @@ class TransactionalSession:
         because it commits nothing (the transaction is aborted next anyway)."""
         if error.code() != KafkaError._STATE or not self._in_transaction or not offsets:
             return error
-        assert self._consumer is not None
         try:
-            self.producer.send_offsets_to_transaction(
-                list(offsets), self._consumer.consumer_group_metadata(), self._timeout_s
-            )
+            self._send_offsets(offsets)
         except KafkaException as failure:
             cause: KafkaError = failure.args[0]
             return cause
@@ -316,7 +376,12 @@ class TransactionalSession:
     # ---- the end ------------------------------------------------------------------------------
 
     def close(self, flush_timeout_s: float) -> None:
-        """Abort an open transaction, close the consumer, then the producer."""
+        """Abort an open transaction, close the consumer, then the producer (a hung producer
+        is left alone: the broker aborts its transaction when the next incarnation fences it)."""
+        if self._hung_failure is not None:
+            if self._consumer is not None:
+                self._consumer.close()
+            return
         if self._in_transaction:
             self.abandon(_ABORT_ON_CLOSE_S)
         try:

@@ -224,8 +224,9 @@ class Worker:
 
     def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         # Commit before giving the partitions away, so the next owner restores
-        # everything this worker decided.
-        if self._in_transaction:
+        # everything this worker decided (a hung client commits nothing more: the next
+        # owner fences it and resumes from the committed offsets).
+        if self._in_transaction and not self._session.hung:
             self._commit_or_recover()
         self._release(partitions)
 

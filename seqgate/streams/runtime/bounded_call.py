@@ -1,0 +1,56 @@
+"""A client call that must return within its own timeout, or be declared hung.
+
+librdkafka's ``send_offsets_to_transaction`` can block far past its timeout when the group
+coordinator's broker goes away: the request waits for that broker to come back instead of
+looking up the new coordinator (librdkafka issues 5456 and 5511, open against 2.16). A
+worker stuck there commits nothing and, being inside one call, never reaches its own
+liveness check. The call is therefore made from a helper thread and waited for with a
+limit; past it the caller treats the client as hung and stops for a restart: the new
+incarnation fences the old ``transactional.id`` and resumes from the committed offsets, as
+after a kill -9 (docs/design.md §5.7).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TypeVar
+
+__all__ = ["CallHung", "call_within"]
+
+T = TypeVar("T")
+
+
+class CallHung(Exception):
+    """The call had not returned when the limit passed (it may still be running)."""
+
+    def __init__(self, what: str, limit_s: float) -> None:
+        super().__init__(f"{what} did not return within {limit_s:.0f} s")
+        self.what = what
+        self.limit_s = limit_s
+
+
+def call_within(call: Callable[[], T], limit_s: float, what: str) -> T:
+    """``call()``'s result (or its exception) if it returns within ``limit_s`` seconds.
+
+    Raises :class:`CallHung` otherwise; the call goes on in a daemon thread, which a process
+    that stops after this does not wait for.
+    """
+    done = threading.Event()
+    outcome: list[T] = []
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            outcome.append(call())
+        except BaseException as error:  # handed to the caller's thread
+            failure.append(error)
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name=f"bounded {what}", daemon=True).start()
+    if not done.wait(limit_s):
+        raise CallHung(what, limit_s)
+    if failure:
+        raise failure[0]
+    return outcome[0]

@@ -1,0 +1,222 @@
+"""A worker under load on a three-node cluster, hurt and watched (issue 17's fault tests).
+
+:class:`FaultRun` owns one pipeline on the cluster: replicated topics, a workload of its own,
+the preloaded and the fed input, the worker processes, and the timeline of what happened and
+how long the recovery took. The tests drive the faults; :meth:`FaultRun.ride_out` keeps the
+worker going through them the way a supervisor would (an exit with one ``error:`` line is
+restarted; a worker alive without progress past its own stall checks is a hang and fails the
+test); :meth:`FaultRun.finish` proves exactly-once with ``verify`` and the stores.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from seqgate.streams.worker.processor import WorkerConfig
+from tests.support.cluster_probe import ClusterProbe
+from tests.support.kafka_helpers import make_config
+from tests.support.torture_helpers import (
+    Feeder,
+    GroupProbe,
+    WorkerLauncher,
+    WorkerProcess,
+    Workload,
+    check_stores_match_replay,
+    check_verified,
+    input_producer,
+    launched,
+    produce_records,
+    wait_stable,
+)
+
+__all__ = ["FaultRun", "fault_run", "flooded_lines"]
+
+REPLICAS = 3
+PARTITIONS = 6
+STALL_TIMEOUT_MS = 20_000
+# A healthy worker resumes within seconds of the cluster healing; a stuck one exits after two
+# stall checks. Alive and without progress for longer than this is a hang.
+HANG_S = 2 * STALL_TIMEOUT_MS / 1000 + 30
+FLOOD_LIMIT = 25  # the same log line more often than this is a flood
+
+
+def flooded_lines(stderr: str, limit: int = FLOOD_LIMIT) -> list[tuple[str, int]]:
+    """Lines repeated more than ``limit`` times (timestamps and numbers masked)."""
+    masked = Counter(
+        "".join("#" if c.isdigit() else c for c in line) for line in stderr.splitlines()
+    )
+    return [(line, count) for line, count in masked.most_common() if count > limit]
+
+
+@dataclass
+class FaultRun:
+    """One pipeline on the cluster, its worker(s), and what the faults did to them."""
+
+    bootstrap: str
+    config: WorkerConfig
+    workload: Workload
+    launcher: WorkerLauncher
+    probe: GroupProbe
+    cluster: ClusterProbe
+    started: float = field(default_factory=time.monotonic)
+    timeline: list[str] = field(default_factory=list)
+    workers: dict[str, WorkerProcess] = field(default_factory=dict)
+    feeder: Feeder | None = None
+
+    @property
+    def topics(self) -> list[str]:
+        c = self.config
+        return [c.input_topic, c.outbox_topic, c.changelog_topic, c.rejected_topic]
+
+    def transactional_id(self, instance: str) -> str:
+        """The ``transactional.id`` of ``seqgate worker --instance-id instance``."""
+        return f"{self.config.application_id}-{instance}"
+
+    def note(self, text: str) -> None:
+        self.timeline.append(f"{time.monotonic() - self.started:6.1f}s {text}")
+
+    def start_worker(self, instance: str = "w", *, extra: tuple[str, ...] = ()) -> WorkerProcess:
+        worker = self.launcher.start(
+            instance,
+            env={"PYTHONFAULTHANDLER": "1"},
+            extra_args=["--stall-timeout-ms", str(STALL_TIMEOUT_MS), *extra],
+        )
+        self.workers[instance] = worker
+        return worker
+
+    def begin(self, preload: int, *, pause_s: float = 0.2) -> None:
+        """Preload, start one worker, wait for progress, then feed the rest from a thread."""
+        produce_records(
+            input_producer(self.bootstrap), self.config.input_topic, self.workload.records[:preload]
+        )
+        self.start_worker()
+        self.probe.wait_committed(preload // 4, 180, "the worker to make progress")
+        self.feeder = Feeder(
+            self.bootstrap,
+            self.config.input_topic,
+            self.workload.records[preload:],
+            pause_s=pause_s,
+        ).start()
+        self.note(f"worker running, {preload} preloaded, feeding {len(self.workload) - preload}")
+
+    def committed(self) -> int:
+        return self.probe.committed_total() or 0
+
+    def wait_progress(self, what: str, *, beyond: int | None = None, timeout: float = 180) -> float:
+        """Seconds until the committed input passes ``beyond`` (default: now) by 500."""
+        started = time.monotonic()
+        target = (self.committed() if beyond is None else beyond) + 500
+        total = len(self.workload)
+        deadline = started + timeout
+        while True:
+            done = self.committed()
+            if done >= min(target, total) and done > (beyond or -1):
+                break
+            self.ride_out_step()
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"no progress within {timeout:.0f}s after {what} (committed {done});"
+                    f" workers: {self.dump_stacks()}"
+                )
+            time.sleep(0.2)  # polling interval
+        seconds = time.monotonic() - started
+        self.note(f"progress again {seconds:.1f}s after {what}")
+        return seconds
+
+    def dump_stacks(self, chars: int = 6000) -> dict[str, str]:
+        """SIGABRT the live workers (faulthandler prints every thread's stack); their stderr."""
+        for worker in self.workers.values():
+            if worker.alive():
+                worker.signal(signal.SIGABRT)
+                with contextlib.suppress(AssertionError):
+                    worker.wait(30)
+        return {name: worker.stderr()[-chars:] for name, worker in self.workers.items()}
+
+    def ride_out_step(self) -> None:
+        """Restart a worker that exited with one error line; fail on anything else."""
+        for instance, worker in list(self.workers.items()):
+            if worker.alive():
+                continue
+            lines = worker.stderr().strip().splitlines()
+            last = lines[-1] if lines else ""
+            assert worker.process.returncode == 1 and last.startswith("error: "), (
+                f"worker {instance} exited {worker.process.returncode}: {worker.stderr()[-3000:]}"
+            )
+            self.note(f"worker {instance} exited 1: {last[:160]}; restarted")
+            self.start_worker(instance)
+
+    def ride_out(self, timeout: float = 600) -> None:
+        """Until the whole workload is fed and committed, restarting what exits."""
+        if self.feeder is not None:
+            self.feeder.join(timeout)
+        deadline = time.monotonic() + timeout
+        last_total, last_progress = -1, time.monotonic()
+        while not (self.committed() >= len(self.workload) and self.probe.caught_up()):
+            total = self.committed()
+            if total > last_total:
+                last_total, last_progress = total, time.monotonic()
+            self.ride_out_step()
+            if time.monotonic() - last_progress > HANG_S:
+                raise AssertionError(f"hung at {last_total} committed inputs: {self.dump_stacks()}")
+            assert time.monotonic() < deadline, f"input not processed in {timeout:.0f}s"
+            time.sleep(0.5)  # polling interval
+
+    def finish(self) -> str:
+        """Stop the workers, check exactly-once and the stores; return the summary."""
+        for worker in self.workers.values():
+            assert worker.stop() == 0, worker.stderr()[-3000:]
+        for incarnation in self.launcher.started:  # every life of every worker
+            flood = flooded_lines(incarnation.stderr())
+            assert not flood, (
+                f"worker {incarnation.instance_id} ({incarnation.stderr_path.name}) flooded its"
+                f" log: {flood[:3]}"
+            )
+        wait_stable(self.probe, [self.config.outbox_topic, self.config.changelog_topic], 120)
+        report = check_verified(
+            self.bootstrap,
+            self.config,
+            inputs=len(self.workload),
+            min_accepted=self.workload.expected["accepted"],
+        )
+        compared = check_stores_match_replay(
+            self.bootstrap,
+            self.config,
+            [self.launcher.state_directory(name) for name in self.workers],
+        )
+        totals = report.totals()
+        return (
+            f"{self.workload.summary()}\n  "
+            + "\n  ".join(self.timeline)
+            + f"\n  verify: inputs={totals['inputs']} accepted={totals['expected']}"
+            f" found={totals['found']} watermarks compared={compared}"
+            f" total {time.monotonic() - self.started:.0f}s"
+        )
+
+
+@contextlib.contextmanager
+def fault_run(
+    bootstrap: str, name: str, tmp_path: Path, workload: Workload, **launcher_options: Any
+) -> Iterator[FaultRun]:
+    """A :class:`FaultRun` with replicated topics; its workers are killed when the block ends."""
+    config = make_config(
+        bootstrap, name, tmp_path, partitions=PARTITIONS, replication_factor=REPLICAS
+    )
+    cluster = ClusterProbe(bootstrap)
+    cluster.wait_fully_replicated(
+        [config.input_topic, config.outbox_topic, config.changelog_topic], REPLICAS, 120
+    )
+    probe = GroupProbe(bootstrap, config)
+    try:
+        with launched(
+            bootstrap, config, tmp_path / "state", tmp_path / "logs", **launcher_options
+        ) as launcher:
+            yield FaultRun(bootstrap, config, workload, launcher, probe, cluster)
+    finally:
+        probe.close()
