@@ -14,7 +14,7 @@ import contextlib
 import signal
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,6 +68,7 @@ class FaultRun:
     started: float = field(default_factory=time.monotonic)
     timeline: list[str] = field(default_factory=list)
     workers: dict[str, WorkerProcess] = field(default_factory=dict)
+    prefixes: dict[str, list[str]] = field(default_factory=dict)
     feeder: Feeder | None = None
 
     @property
@@ -82,21 +83,25 @@ class FaultRun:
     def note(self, text: str) -> None:
         self.timeline.append(f"{time.monotonic() - self.started:6.1f}s {text}")
 
-    def start_worker(self, instance: str = "w", *, extra: tuple[str, ...] = ()) -> WorkerProcess:
+    def start_worker(self, instance: str = "w", *, prefix: Sequence[str] = ()) -> WorkerProcess:
+        """Start (or restart) ``instance``; ``prefix`` is kept for its restarts."""
+        if prefix:
+            self.prefixes[instance] = list(prefix)
         worker = self.launcher.start(
             instance,
             env={"PYTHONFAULTHANDLER": "1"},
-            extra_args=["--stall-timeout-ms", str(STALL_TIMEOUT_MS), *extra],
+            extra_args=["--stall-timeout-ms", str(STALL_TIMEOUT_MS)],
+            prefix=self.prefixes.get(instance, ()),
         )
         self.workers[instance] = worker
         return worker
 
-    def begin(self, preload: int, *, pause_s: float = 0.2) -> None:
+    def begin(self, preload: int, *, pause_s: float = 0.2, prefix: Sequence[str] = ()) -> None:
         """Preload, start one worker, wait for progress, then feed the rest from a thread."""
         produce_records(
             input_producer(self.bootstrap), self.config.input_topic, self.workload.records[:preload]
         )
-        self.start_worker()
+        self.start_worker(prefix=prefix)
         self.probe.wait_committed(preload // 4, 180, "the worker to make progress")
         self.feeder = Feeder(
             self.bootstrap,
@@ -105,6 +110,18 @@ class FaultRun:
             pause_s=pause_s,
         ).start()
         self.note(f"worker running, {preload} preloaded, feeding {len(self.workload) - preload}")
+
+    def wait_for_owner(self, instance: str, partitions: int, timeout: float) -> None:
+        """Until the group says ``instance`` owns ``partitions`` input partitions."""
+        deadline = time.monotonic() + timeout
+        while len(self.probe.assignment().get(instance, set())) < partitions:
+            self.ride_out_step()
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"{instance} did not take all {partitions} partitions in {timeout:.0f}s:"
+                    f" {self.probe.assignment()}"
+                )
+            time.sleep(0.5)  # polling interval
 
     def committed(self) -> int:
         return self.probe.committed_total() or 0
@@ -149,7 +166,7 @@ class FaultRun:
             assert worker.process.returncode == 1 and last.startswith("error: "), (
                 f"worker {instance} exited {worker.process.returncode}: {worker.stderr()[-3000:]}"
             )
-            self.note(f"worker {instance} exited 1: {last[:160]}; restarted")
+            self.note(f"worker {instance} exited 1: {last[:240]}; restarted")
             self.start_worker(instance)
 
     def ride_out(self, timeout: float = 600) -> None:

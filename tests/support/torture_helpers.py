@@ -337,9 +337,12 @@ class WorkerLauncher:
         bootstrap: str | None = None,
         extra_args: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
+        prefix: Sequence[str] = (),
     ) -> WorkerProcess:
+        """Start one incarnation; `prefix` runs it through another command (`ip netns exec`)."""
         config = self.config
         command = [
+            *prefix,
             sys.executable,
             "-m",
             "seqgate.streams.cli",

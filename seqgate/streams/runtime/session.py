@@ -39,9 +39,11 @@ Failure = Callable[[str], Exception]
 
 # How long `close` gives an open transaction's abort (a failed one is aborted by the broker).
 _ABORT_ON_CLOSE_S = 5.0
-# How long past its own timeout send_offsets_to_transaction may take, resumed or not, before
-# the client is declared hung (runtime/bounded_call.py says why it can).
-_HUNG_GRACE_S = 15.0
+# send_offsets_to_transaction takes milliseconds while the group coordinator answers; past
+# this timeout, plus the grace, resumed or not, the client is declared hung
+# (runtime/bounded_call.py says why it can). Kept short: each hang costs the worker a restart.
+_SEND_OFFSETS_TIMEOUT_S = 15.0
+_HUNG_GRACE_S = 5.0
 # Between two attempts of a transactional call that failed retriably.
 _RETRY_PAUSE_S = 0.5
 # librdkafka marks these retriable, yet retrying *this* call cannot help: another
@@ -222,13 +224,14 @@ class TransactionalSession:
             raise self._hung_failure
         assert self._consumer is not None, "input offsets need the consumer they belong to"
         metadata = self._consumer.consumer_group_metadata()
-        budget_s = self._timeout_s + self._hung_grace_s
+        timeout_s = min(self._timeout_s, _SEND_OFFSETS_TIMEOUT_S)
+        budget_s = timeout_s + self._hung_grace_s
         deadline = time.monotonic() + budget_s
         while (remaining := deadline - time.monotonic()) > 0:
             try:
                 call_within(
                     lambda: self.producer.send_offsets_to_transaction(
-                        list(offsets), metadata, min(self._timeout_s, remaining)
+                        list(offsets), metadata, min(timeout_s, remaining)
                     ),
                     remaining,
                     "send_offsets_to_transaction",
@@ -243,7 +246,7 @@ class TransactionalSession:
             time.sleep(min(_RETRY_PAUSE_S, max(0.0, deadline - time.monotonic())))
         self._hung_failure = self._failed(
             f"send_offsets_to_transaction did not complete within {budget_s:.0f} s (its timeout"
-            f" is {self._timeout_s:.0f} s): the Kafka client lost the group coordinator and"
+            f" is {timeout_s:.0f} s): the Kafka client lost the group coordinator and"
             " does not look for the new one (librdkafka issues 5456, 5511); restarting the"
             f" {self.role.name} resumes from the committed offsets"
         )

@@ -1,0 +1,172 @@
+"""Exactly-once on a three-node cluster through network partitions (issue 17, §2.4 and §2.5).
+
+The worker runs inside a network namespace whose only link is a veth pair
+(tests/support/netns.py); the cluster binds the host end (``--listen-address``), so every
+packet between the worker and any node crosses the pair and can be dropped, delayed or lost
+there, with no relay process. The test's own clients (the feeder, the probes, verify) stay in
+the root namespace and are never cut off.
+
+One test drives a sequence of faults through one run of 200,000 events over 20,000 objects:
+the worker cut off from the whole cluster for 5 s, then 30 s, then longer than both its
+session timeout and its transaction timeout; cut off from one node only; 300 ms of delay and
+10 % loss each way for 30 s; and a kill -9 while it is cut off. The other test adds a second
+worker outside the namespace: the isolated one becomes a zombie, the other takes over, and
+the zombie is fenced (``verify`` proves it wrote nothing that counts after that).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from seqgate.streams.devtools.broker.cluster import running_cluster
+from seqgate.streams.devtools.broker.cluster_handle import ClusterHandle
+from tests.support.cluster_faults import FaultRun, fault_run
+from tests.support.netns import Namespace, isolated_namespace, require_netns, sweep_stale
+from tests.support.torture_helpers import Workload, build_workload
+
+pytestmark = [pytest.mark.kafka, pytest.mark.slow]
+
+EVENTS = 200_000
+IDENTITIES = 20_000
+PRELOAD = 40_000
+SESSION_TIMEOUT_MS = 10_000
+TRANSACTION_TIMEOUT_MS = 15_000
+LONG_CUT_S = 25.0  # longer than both timeouts above
+RECOVERY_S = 150.0
+
+
+@pytest.fixture(scope="module")
+def namespace() -> Iterator[Namespace]:
+    require_netns()
+    sweep_stale()
+    with isolated_namespace() as ns:
+        yield ns
+
+
+@pytest.fixture(scope="module")
+def cluster(
+    namespace: Namespace, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ClusterHandle]:
+    with running_cluster(
+        3, data_dir=tmp_path_factory.mktemp("cluster"), listen_address=namespace.host_address
+    ) as handle:
+        yield handle
+
+
+@pytest.fixture(scope="module")
+def workload() -> Workload:
+    return build_workload(23, EVENTS, IDENTITIES)
+
+
+def _report(capsys: pytest.CaptureFixture[str], title: str, summary: str) -> None:
+    with capsys.disabled():
+        print(f"\n[cluster partition: {title}] {summary}")
+
+
+def _cut_for(run: FaultRun, namespace: Namespace, seconds: float, what: str) -> None:
+    """Cut the namespace off for ``seconds`` (the fault itself: not a synchronization)."""
+    before = run.committed()
+    with namespace.cut():
+        run.note(f"{what}: cut off for {seconds:.0f}s at {before} committed inputs")
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            run.ride_out_step()
+            time.sleep(0.2)  # the partition's duration, polled for exits
+    run.wait_progress(f"the {seconds:.0f}s cut healed", beyond=before, timeout=RECOVERY_S)
+
+
+def test_worker_partitioned_from_the_cluster(
+    cluster: ClusterHandle,
+    namespace: Namespace,
+    workload: Workload,
+    unique_name: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with fault_run(
+        cluster.bootstrap_servers,
+        unique_name,
+        tmp_path,
+        workload,
+        session_timeout_ms=SESSION_TIMEOUT_MS,
+        transaction_timeout_ms=TRANSACTION_TIMEOUT_MS,
+    ) as run:
+        inside = namespace.command([])
+        run.begin(PRELOAD, prefix=inside)
+        _cut_for(run, namespace, 5, "whole cluster")
+        _cut_for(run, namespace, 30, "whole cluster")
+        _cut_for(run, namespace, LONG_CUT_S, "whole cluster, past session and txn timeouts")
+
+        leader = run.cluster.leader(run.config.outbox_topic, 0)
+        port = int(cluster.node_address(leader).rsplit(":", 1)[1])
+        before = run.committed()
+        with namespace.cut_port(port):
+            run.note(f"one node only: node {leader} (port {port}) cut off for 30s")
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                run.ride_out_step()
+                time.sleep(0.2)  # the partition's duration
+        run.wait_progress("the one-node cut healed", beyond=before, timeout=RECOVERY_S)
+
+        before = run.committed()
+        with namespace.degrade(delay_ms=300, loss_pct=10):
+            run.note("300 ms delay and 10 % loss each way for 30s")
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                run.ride_out_step()
+                time.sleep(0.2)  # the degradation's duration
+            degraded = run.committed() - before
+        run.note(f"the worker committed {degraded} inputs while degraded")
+        run.wait_progress("the degradation ended", beyond=before, timeout=RECOVERY_S)
+
+        before = run.committed()
+        with namespace.cut():
+            run.workers["w"].kill()
+            run.note("kill -9 of the worker while cut off; restarted inside the cut")
+            run.start_worker()
+            time.sleep(10)  # the partition's duration
+        run.wait_progress("the kill -9 inside a cut", beyond=before, timeout=RECOVERY_S)
+
+        run.ride_out()
+        summary = run.finish()
+    _report(capsys, "cuts, one node, degradation, kill -9", summary)
+
+
+def test_isolated_worker_is_fenced_as_a_zombie(
+    cluster: ClusterHandle,
+    namespace: Namespace,
+    workload: Workload,
+    unique_name: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Two workers; the one in the namespace is cut off past its session and transaction
+    timeouts; the other takes its partitions; healed, the zombie must be fenced."""
+    with fault_run(
+        cluster.bootstrap_servers,
+        unique_name,
+        tmp_path,
+        workload,
+        session_timeout_ms=SESSION_TIMEOUT_MS,
+        transaction_timeout_ms=TRANSACTION_TIMEOUT_MS,
+    ) as run:
+        run.begin(PRELOAD, prefix=namespace.command([]))
+        run.start_worker("outside")
+        run.probe.wait_committed(PRELOAD // 2, RECOVERY_S, "both workers to make progress")
+        started = time.monotonic()
+        with namespace.cut():
+            run.note("worker w cut off; worker outside keeps running")
+            run.wait_for_owner("outside", len(run.probe.partitions), RECOVERY_S)
+            run.note(f"outside owns every partition {time.monotonic() - started:.1f}s later")
+            before = run.committed()
+            run.wait_progress("the takeover", beyond=before, timeout=RECOVERY_S)
+        run.note(f"healed after {time.monotonic() - started:.1f}s")
+        run.ride_out()
+        zombie = run.launcher.started[0].stderr().strip().splitlines()
+        summary = run.finish()
+    last = zombie[-1][:200] if zombie else "(nothing)"
+    _report(capsys, "zombie fenced", f"{summary}\n  the zombie's last line: {last}")
