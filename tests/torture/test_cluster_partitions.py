@@ -110,6 +110,8 @@ def test_worker_partitioned_from_the_cluster(
             while time.monotonic() < deadline:
                 run.ride_out_step()
                 time.sleep(0.2)  # the partition's duration
+            during = run.committed() - before
+        run.note(f"the worker committed {during} inputs while one node was cut off")
         run.wait_progress("the one-node cut healed", beyond=before, timeout=RECOVERY_S)
 
         before = run.committed()
@@ -144,8 +146,11 @@ def test_isolated_worker_is_fenced_as_a_zombie(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """Two workers; the one in the namespace is cut off past its session and transaction
-    timeouts; the other takes its partitions; healed, the zombie must be fenced."""
+    """Two workers; the one in the namespace is cut off past its session timeout while its
+    transaction is open; the other takes its partitions; healed at once (inside the zombie's
+    transaction timeout, so the broker has not aborted it yet), the zombie's commit must be
+    refused (KIP-447: its offsets carry the old group generation) and nothing it wrote after
+    losing its partitions may be read (``verify``)."""
     with fault_run(
         cluster.bootstrap_servers,
         unique_name,

@@ -163,9 +163,14 @@ def up(
             f"broker pid {handle.pid}, data dir {handle.data_dir}, log {handle.log_file}; "
             "stop it with: seqgate broker down"
         )
-    if handle.security == SASL_SSL:
-        click.echo(str(handle.client_properties))
-    click.echo(handle.bootstrap_servers)
+    _print_addresses(handle.security, handle.client_properties, handle.bootstrap_servers)
+
+
+def _print_addresses(security: str, client_properties: Path | None, bootstrap: str) -> None:
+    """stdout: the client properties file first (sasl_ssl), the bootstrap address last."""
+    if security == SASL_SSL:
+        click.echo(str(client_properties))
+    click.echo(bootstrap)
 
 
 def _up_cluster(
@@ -187,9 +192,7 @@ def _up_cluster(
             f"cluster pids {pids}; data dir {cluster.data_dir} (logs in node-N/server.log); "
             "stop it with: seqgate broker down"
         )
-    if cluster.security == SASL_SSL:
-        click.echo(str(cluster.client_properties))
-    click.echo(cluster.bootstrap_servers)
+    _print_addresses(cluster.security, cluster.client_properties, cluster.bootstrap_servers)
 
 
 @broker.command("down")

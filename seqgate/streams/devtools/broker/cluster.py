@@ -14,8 +14,6 @@ of controllers (two of three) runs.
 from __future__ import annotations
 
 import contextlib
-import shutil
-import tempfile
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -38,7 +36,11 @@ from seqgate.streams.devtools.broker.cluster_handle import (
 )
 from seqgate.streams.devtools.broker.cluster_nodes import await_nodes, spawn_node, stop_nodes
 from seqgate.streams.devtools.broker.config import cluster_id
-from seqgate.streams.devtools.broker.datadir import prepare_data_dir, wipeable_entries
+from seqgate.streams.devtools.broker.datadir import (
+    prepare_data_dir,
+    throwaway_data_dir,
+    wipeable_entries,
+)
 from seqgate.streams.devtools.broker.errors import BrokerError, failure_detail
 from seqgate.streams.devtools.broker.files import Progress, file_lock, resource_bytes, say
 from seqgate.streams.devtools.broker.handle import is_running, load_state
@@ -269,17 +271,12 @@ def running_cluster(
 ) -> Iterator[ClusterHandle]:
     """A throwaway cluster for tests, stopped when the block exits (as ``running_broker``:
     state in ``<data_dir>/state.json``, a watchdog per node, a temporary dir by default)."""
-    owned_tmp: Path | None = None
-    if data_dir is None:
-        owned_tmp = Path(tempfile.mkdtemp(prefix="seqgate-cluster-"))
-        data_dir = owned_tmp
-    data_dir = data_dir.absolute()
-    try:
+    with throwaway_data_dir(data_dir, "seqgate-cluster-") as directory:
         handle = start_cluster(
-            data_dir,
+            directory,
             nodes,
             timeout=timeout,
-            state_file=data_dir / "state.json",
+            state_file=directory / "state.json",
             progress=progress,
             reuse_running=False,
             detach=False,
@@ -290,6 +287,3 @@ def running_cluster(
             yield handle
         finally:
             stop_cluster(handle)
-    finally:
-        if owned_tmp is not None:
-            shutil.rmtree(owned_tmp, ignore_errors=True)

@@ -2,18 +2,35 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import os
 import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from seqgate.streams.devtools.broker.errors import BrokerError
 
-__all__ = ["prepare_data_dir", "wipeable_entries"]
+__all__ = ["prepare_data_dir", "throwaway_data_dir", "wipeable_entries"]
 
 _MARKER = ".seqgate-devbroker"
 _KEEP_IN_DATA_DIR = frozenset({"state.json", "state.json.lock"})
+
+
+@contextlib.contextmanager
+def throwaway_data_dir(data_dir: Path | None, prefix: str) -> Iterator[Path]:
+    """``data_dir`` made absolute; without one, a new temporary directory removed at the end
+    (the data dirs of ``running_broker`` and ``running_cluster``)."""
+    if data_dir is not None:
+        yield data_dir.absolute()
+        return
+    owned = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield owned
+    finally:
+        shutil.rmtree(owned, ignore_errors=True)
 
 
 def wipeable_entries(data_dir: Path) -> list[Path]:

@@ -30,8 +30,6 @@ The jars come from :mod:`~seqgate.streams.devtools.broker.jars`, ``server.proper
 from __future__ import annotations
 
 import contextlib
-import shutil
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -40,7 +38,11 @@ from pathlib import Path
 from seqgate.streams.devtools.broker import security as sec
 from seqgate.streams.devtools.broker.cluster_handle import load_cluster_state
 from seqgate.streams.devtools.broker.config import free_ports, write_server_properties
-from seqgate.streams.devtools.broker.datadir import prepare_data_dir, wipeable_entries
+from seqgate.streams.devtools.broker.datadir import (
+    prepare_data_dir,
+    throwaway_data_dir,
+    wipeable_entries,
+)
 from seqgate.streams.devtools.broker.errors import BrokerError, failure_detail
 from seqgate.streams.devtools.broker.files import (
     Progress,
@@ -273,16 +275,11 @@ def running_broker(
     ``seqgate broker up``. If this process dies without leaving the block, a watchdog
     process stops the broker. ``security`` is as for :func:`start_broker`.
     """
-    owned_tmp: Path | None = None
-    if data_dir is None:
-        owned_tmp = Path(tempfile.mkdtemp(prefix="seqgate-broker-"))
-        data_dir = owned_tmp
-    data_dir = data_dir.absolute()
-    try:
+    with throwaway_data_dir(data_dir, "seqgate-broker-") as directory:
         handle = start_broker(
-            data_dir,
+            directory,
             timeout=timeout,
-            state_file=data_dir / "state.json",
+            state_file=directory / "state.json",
             progress=progress,
             reuse_running=False,
             detach=False,
@@ -292,6 +289,3 @@ def running_broker(
             yield handle
         finally:
             stop_broker(handle)
-    finally:
-        if owned_tmp is not None:
-            shutil.rmtree(owned_tmp, ignore_errors=True)
