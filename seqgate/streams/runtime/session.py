@@ -55,6 +55,26 @@ def _retriable(error: KafkaError) -> bool:
     return bool(error.retriable()) and error.code() not in _OTHER_CALL_PENDING
 
 
+def _retrying(call: Callable[[], None], what: str, deadline: float | None = None) -> None:
+    """``call()`` again after each retriable failure, pausing between attempts, until it
+    succeeds or (past ``deadline``, a monotonic time) the failure is raised. Only the first
+    retry is a warning, the further ones are at info: an outage is one line, not a flood."""
+    retries = 0
+    while True:
+        try:
+            call()
+            return
+        except KafkaException as error:
+            late = deadline is not None and time.monotonic() >= deadline
+            if not _retriable(error.args[0]) or late:
+                raise
+            retries += 1
+            level = logging.WARNING if retries == 1 else logging.INFO
+            log.log(level, what, extra={"error": error.args[0].str()})
+        pause = _RETRY_PAUSE_S if deadline is None else deadline - time.monotonic()
+        time.sleep(min(_RETRY_PAUSE_S, max(0.0, pause)))
+
+
 @dataclass(frozen=True, slots=True)
 class SessionRole:
     """Who runs the transactions, for the one line that explains a failure."""
@@ -254,19 +274,7 @@ class TransactionalSession:
 
     def _commit_transaction(self) -> None:
         # A retriable failure may still complete the commit: retrying is what librdkafka asks.
-        retries = 0
-        while True:
-            try:
-                self.producer.commit_transaction(self._timeout_s)
-                return
-            except KafkaException as error:
-                if not _retriable(error.args[0]):
-                    raise
-                retries += 1
-                # One warning per commit; the further attempts only at info (no flood).
-                level = logging.WARNING if retries == 1 else logging.INFO
-                log.log(level, "commit retry", extra={"error": error.args[0].str()})
-            time.sleep(_RETRY_PAUSE_S)
+        _retrying(lambda: self.producer.commit_transaction(self._timeout_s), "commit retry")
 
     def abort_and_rewind(self) -> None:
         """Abort the open transaction, then seek every assigned partition back to its
@@ -284,19 +292,11 @@ class TransactionalSession:
     def _abort_transaction(self) -> None:
         # A timeout while the broker cannot be reached is retriable ("retry call to
         # resume"): retried for at most abort_retry_s, then the KafkaException.
-        deadline = time.monotonic() + self._abort_retry_s
-        retries = 0
-        while True:
-            try:
-                self.producer.abort_transaction(self._timeout_s)
-                return
-            except KafkaException as error:
-                if not _retriable(error.args[0]) or time.monotonic() >= deadline:
-                    raise
-                retries += 1
-                level = logging.WARNING if retries == 1 else logging.INFO
-                log.log(level, "abort retry", extra={"error": error.args[0].str()})
-            time.sleep(min(_RETRY_PAUSE_S, max(0.0, deadline - time.monotonic())))
+        _retrying(
+            lambda: self.producer.abort_transaction(self._timeout_s),
+            "abort retry",
+            deadline=time.monotonic() + self._abort_retry_s,
+        )
 
     def _rewind_to_committed(self, consumer: Consumer) -> None:
         assignment = consumer.assignment()
