@@ -14,7 +14,8 @@ The other modules have one job each: ``locations`` (release, home, state and dat
 ``jars`` (resolving the Kafka jars with Maven), ``toolchain`` (finding Java and Maven),
 ``config`` (``server.properties``), ``datadir`` (wiping the data directory), ``jvm`` (the
 storage format and broker processes), ``processes`` (signalling and waiting), ``watchdog``,
-``probe`` (:func:`broker_answers`), ``handle`` (:class:`BrokerHandle` and its state file),
+``probe`` (:func:`broker_answers`), ``attempts`` (a start retried on other ports),
+``handle`` (:class:`BrokerHandle` and its state file),
 ``cluster_config`` (a cluster's listen address, ports and node properties),
 ``cluster_handle`` (:class:`ClusterHandle` and its state file), ``cluster_probe`` (brokers
 and ISR from the metadata), ``errors`` and ``files``.

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from seqgate.streams.devtools.broker import security as sec
+from seqgate.streams.devtools.broker.attempts import check_security_mode, start_with_port_retries
 from seqgate.streams.devtools.broker.cluster_config import (
     MAX_NODES,
     NODE_JVM_FLAGS,
@@ -41,7 +42,7 @@ from seqgate.streams.devtools.broker.datadir import (
     throwaway_data_dir,
     wipeable_entries,
 )
-from seqgate.streams.devtools.broker.errors import BrokerError, failure_detail
+from seqgate.streams.devtools.broker.errors import BrokerError
 from seqgate.streams.devtools.broker.files import Progress, file_lock, resource_bytes, say
 from seqgate.streams.devtools.broker.handle import is_running, load_state
 from seqgate.streams.devtools.broker.jars import ensure_kafka_jars
@@ -55,8 +56,6 @@ from seqgate.streams.devtools.broker.locations import (
 from seqgate.streams.devtools.broker.toolchain import find_java
 
 __all__ = ["running_cluster", "start_cluster", "stop_cluster"]
-
-_START_ATTEMPTS = 3
 
 
 def start_cluster(
@@ -78,10 +77,7 @@ def start_cluster(
     ``start_broker``. Returns once every node answers and the metadata lists all brokers
     (within ``timeout`` s); raises :class:`BrokerError` otherwise, leaving no node running.
     """
-    if security not in sec.SECURITY_MODES:
-        raise BrokerError(
-            f"unknown security mode {security!r}: choose one of {', '.join(sec.SECURITY_MODES)}"
-        )
+    check_security_mode(security)
     if not 1 <= nodes <= MAX_NODES:
         raise BrokerError(f"a development cluster has 1 to {MAX_NODES} nodes, not {nodes}")
     listen_address = validate_listen_address(listen_address)
@@ -98,15 +94,10 @@ def start_cluster(
             java, ensure_kafka_jars(progress), data_dir, state_path, nodes, security,
             listen_address, timeout, detach, progress,
         )  # fmt: skip
-        for attempt in range(1, _START_ATTEMPTS + 1):
-            handle, reason, failed_dir = start.attempt()
-            if handle is not None:
-                return handle
-            if attempt < _START_ATTEMPTS and _any_address_in_use(data_dir, nodes):
-                say(progress, "a port was taken meanwhile; retrying with other ports")
-                continue
-            raise BrokerError(f"{reason}; data dir {failed_dir}", failure_detail(failed_dir))
-        raise AssertionError("unreachable")
+        started_dir = data_dir
+        return start_with_port_retries(
+            start.attempt, lambda: _any_address_in_use(started_dir, nodes), progress
+        )
 
 
 def _any_address_in_use(data_dir: Path, nodes: int) -> bool:

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from seqgate.streams.devtools.broker import security as sec
+from seqgate.streams.devtools.broker.attempts import check_security_mode, start_with_port_retries
 from seqgate.streams.devtools.broker.cluster_handle import load_cluster_state
 from seqgate.streams.devtools.broker.config import free_ports, write_server_properties
 from seqgate.streams.devtools.broker.datadir import (
@@ -43,7 +44,7 @@ from seqgate.streams.devtools.broker.datadir import (
     throwaway_data_dir,
     wipeable_entries,
 )
-from seqgate.streams.devtools.broker.errors import BrokerError, failure_detail
+from seqgate.streams.devtools.broker.errors import BrokerError
 from seqgate.streams.devtools.broker.files import (
     Progress,
     file_lock,
@@ -65,8 +66,6 @@ from seqgate.streams.devtools.broker.toolchain import find_java
 from seqgate.streams.devtools.broker.watchdog import disarm_watchdog, spawn_watchdog
 
 __all__ = ["running_broker", "start_broker", "stop_broker"]
-
-_START_ATTEMPTS = 3
 
 
 def start_broker(
@@ -102,10 +101,7 @@ def start_broker(
     Waits up to ``timeout`` seconds for the broker to return metadata. Raises
     :class:`BrokerError` (with the tail of ``server.log`` when the broker itself failed).
     """
-    if security not in sec.SECURITY_MODES:
-        raise BrokerError(
-            f"unknown security mode {security!r}: choose one of {', '.join(sec.SECURITY_MODES)}"
-        )
+    check_security_mode(security)
     state_path = (state_file or default_state_file()).absolute()
     with file_lock(state_path.with_name(state_path.name + ".lock")):
         existing = _recorded_broker(state_path, security, reuse_running)
@@ -125,16 +121,12 @@ def start_broker(
             detach=detach,
             progress=progress,
         )
-        reason = ""
-        for attempt in range(1, _START_ATTEMPTS + 1):
-            handle, reason = start.attempt()
-            if handle is not None:
-                return handle
-            if attempt < _START_ATTEMPTS and address_in_use(data_dir):
-                say(progress, "a port was taken meanwhile; retrying with other ports")
-                continue
-            raise BrokerError(f"{reason}; data dir {data_dir}", failure_detail(data_dir))
-        raise BrokerError(reason or "the broker did not start", failure_detail(data_dir))
+        started_dir = data_dir
+        return start_with_port_retries(
+            lambda: (*start.attempt(), started_dir),
+            lambda: address_in_use(started_dir),
+            progress,
+        )
 
 
 def _recorded_broker(state_path: Path, security: str, reuse_running: bool) -> BrokerHandle | None:
