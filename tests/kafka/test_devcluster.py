@@ -30,6 +30,7 @@ from seqgate.streams.devtools.broker import (
     stop_cluster,
 )
 from seqgate.streams.devtools.broker.cluster_handle import node_status
+from seqgate.streams.devtools.broker.errors import BrokerError
 from tests.support.kafka_helpers import wait_for
 from tests.support.paths import REPO
 
@@ -47,7 +48,16 @@ def _create_topic(cluster: ClusterHandle, topic: str, partitions: int = 1) -> No
     admin = AdminClient(cluster.client_settings())
     for future in admin.create_topics([NewTopic(topic, partitions)], operation_timeout=30).values():
         future.result(timeout=60)
-    wait_for(lambda: len(cluster.partition(topic).isr) == 3, 60, f"{topic} with ISR 3")
+    wait_for(lambda: _isr_size(cluster, topic) == 3, 60, f"{topic} with ISR 3")
+
+
+def _isr_size(cluster: ClusterHandle, topic: str) -> int:
+    """The ISR of ``topic``[0]; 0 while the broker asked has not learned of the topic yet
+    (create_topics returns when the controller has it, before every broker does)."""
+    try:
+        return len(cluster.partition(topic).isr)
+    except BrokerError:
+        return 0
 
 
 def _produce(
