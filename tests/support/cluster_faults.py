@@ -156,6 +156,14 @@ class FaultRun:
                     worker.wait(30)
         return {name: worker.stderr()[-chars:] for name, worker in self.workers.items()}
 
+    def hold(self, seconds: float) -> None:
+        """Let a fault last ``seconds`` (its duration, not a synchronization), restarting a
+        worker that exits meanwhile."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            self.ride_out_step()
+            time.sleep(0.2)  # polled for exits
+
     def ride_out_step(self) -> None:
         """Restart a worker that exited with one error line; fail on anything else."""
         for instance, worker in list(self.workers.items()):

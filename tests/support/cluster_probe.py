@@ -12,17 +12,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
 
+from seqgate.streams.devtools.broker.cluster_handle import PartitionState
 from tests.support.kafka_helpers import wait_for
 
 __all__ = [
     "TRANSACTION_STATE_TOPIC",
     "ClusterProbe",
-    "PartitionState",
     "java_string_hash",
     "transaction_state_partition",
 ]
@@ -47,15 +46,6 @@ def transaction_state_partition(transactional_id: str, partitions: int) -> int:
     return (0 if code == _INT_MIN else abs(code)) % partitions
 
 
-@dataclass(frozen=True, slots=True)
-class PartitionState:
-    topic: str
-    partition: int
-    leader: int  # -1 while leaderless
-    replicas: tuple[int, ...]
-    isrs: tuple[int, ...]
-
-
 class ClusterProbe:
     """An admin client on the cluster with the few questions the fault tests ask."""
 
@@ -64,7 +54,9 @@ class ClusterProbe:
         self._admin = AdminClient({"bootstrap.servers": bootstrap})
 
     def partitions(self, topic: str) -> list[PartitionState]:
-        """Every partition of ``topic`` as the metadata says now; [] when unanswered."""
+        """Every partition of ``topic`` as the metadata says now, by partition id; [] when
+        unanswered (``ClusterHandle.partition`` raises instead: this one is polled through
+        outages, with one long-lived client)."""
         try:
             metadata = self._admin.list_topics(topic, timeout=10)
         except KafkaException:
@@ -73,22 +65,13 @@ class ClusterProbe:
         if found is None or found.error is not None:
             return []
         return [
-            PartitionState(topic, p.id, p.leader, tuple(sorted(p.replicas)), tuple(sorted(p.isrs)))
+            PartitionState(p.leader, sorted(p.replicas), sorted(p.isrs))
             for p in sorted(found.partitions.values(), key=lambda p: p.id)
         ]
 
     def leader(self, topic: str, partition: int) -> int:
-        for state in self.partitions(topic):
-            if state.partition == partition:
-                return state.leader
-        return -1
-
-    def brokers(self) -> set[int]:
-        """The node ids of the brokers the cluster's metadata lists now."""
-        try:
-            return set(self._admin.list_topics(timeout=10).brokers)
-        except KafkaException:
-            return set()
+        states = self.partitions(topic)
+        return states[partition].leader if partition < len(states) else -1
 
     def transaction_coordinator(self, transactional_id: str) -> int:
         """The node leading the ``__transaction_state`` partition of ``transactional_id``."""
@@ -120,7 +103,7 @@ class ClusterProbe:
         """Every partition of ``topics`` has a leader and ``replicas`` in-sync replicas."""
         for topic in topics:
             states = self.partitions(topic)
-            if not states or any(s.leader < 0 or len(s.isrs) < replicas for s in states):
+            if not states or any(s.leader < 0 or len(s.isr) < replicas for s in states):
                 return False
         return True
 

@@ -72,10 +72,7 @@ def _cut_for(run: FaultRun, namespace: Namespace, seconds: float, what: str) -> 
     before = run.committed()
     with namespace.cut():
         run.note(f"{what}: cut off for {seconds:.0f}s at {before} committed inputs")
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            run.ride_out_step()
-            time.sleep(0.2)  # the partition's duration, polled for exits
+        run.hold(seconds)
     run.wait_progress(f"the {seconds:.0f}s cut healed", beyond=before, timeout=RECOVERY_S)
 
 
@@ -106,10 +103,7 @@ def test_worker_partitioned_from_the_cluster(
         before = run.committed()
         with namespace.cut_port(port):
             run.note(f"one node only: node {leader} (port {port}) cut off for 30s")
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline:
-                run.ride_out_step()
-                time.sleep(0.2)  # the partition's duration
+            run.hold(30)
             during = run.committed() - before
         run.note(f"the worker committed {during} inputs while one node was cut off")
         run.wait_progress("the one-node cut healed", beyond=before, timeout=RECOVERY_S)
@@ -117,10 +111,7 @@ def test_worker_partitioned_from_the_cluster(
         before = run.committed()
         with namespace.degrade(delay_ms=300, loss_pct=10):
             run.note("300 ms delay and 10 % loss each way for 30s")
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline:
-                run.ride_out_step()
-                time.sleep(0.2)  # the degradation's duration
+            run.hold(30)
             degraded = run.committed() - before
         run.note(f"the worker committed {degraded} inputs while degraded")
         run.wait_progress("the degradation ended", beyond=before, timeout=RECOVERY_S)
@@ -130,7 +121,7 @@ def test_worker_partitioned_from_the_cluster(
             run.workers["w"].kill()
             run.note("kill -9 of the worker while cut off; restarted inside the cut")
             run.start_worker()
-            time.sleep(10)  # the partition's duration
+            run.hold(10)
         run.wait_progress("the kill -9 inside a cut", beyond=before, timeout=RECOVERY_S)
 
         run.ride_out()
