@@ -1,62 +1,24 @@
 """Issue 5: the broker dies while the HTTP and SQS sources are receiving, then comes back.
 
 A private broker (killed with SIGKILL, restarted on the same data and ports by
-seqgate.streams.devtools.broker.bounce) serves `seqgate bridge http` and `seqgate bridge sqs`,
-both run as the operator runs them. Notifications arrive before, during and after
-the outage. While Kafka is down the HTTP bridge answers 503 (the sender retries,
-as S3-family webhooks do) and the SQS bridge deletes nothing. After the broker is
-back, every notification is in `object-events` exactly as the normalizer defines
-it: none missing, none altered. Copies are allowed (at least once: a record Kafka
-took whose acknowledgement was lost is published again) and are counted.
+seqgate.streams.devtools.broker.bounce) serves both bridges; the scenario, and what must hold
+after it, is tests/support/bridge_outage.py (the cluster's variant, two of three nodes
+down, is in tests/torture/test_cluster_faults.py).
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
-import signal
-import subprocess
-import threading
-import time
-import zlib
-from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from confluent_kafka.admin import AdminClient
 
-from seqgate.connectors.parsers.normalize import normalize
-from seqgate.connectors.sources.sqs_queue import queue_name
-from seqgate.schemas.codec import OBJECT_EVENT
-from seqgate.schemas.records import ObjectEvent
 from seqgate.streams.devtools.broker.bounce import kill_broker, restart_broker
-from seqgate.streams.devtools.samples import s3_notification, s3_record, to_text
-from seqgate.streams.runtime.topics import create_topics, pipeline_topics
-from tests.support.environment import clean_env
-from tests.support.http_bridge import command as http_command
-from tests.support.http_bridge import post_to
-from tests.support.kafka_helpers import private_broker, read_all, wait_for
-from tests.support.moto_helpers import AWS_ENV, aws_client, moto_server
-from tests.support.paths import REPO
-from tests.support.sqs_bridge import Setup
-from tests.support.sqs_bridge import command as sqs_command
+from tests.support.bridge_outage import Outage, bridges_through_outage
+from tests.support.kafka_helpers import private_broker
+from tests.support.moto_helpers import moto_server
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
-
-PER_PHASE = 20  # notifications per source before, during and after the outage
-DELIVERY_TIMEOUT_MS = "2000"  # how long the bridges wait for Kafka before giving up
-
-
-def body(key: str) -> bytes:
-    record = s3_record(bucket="example-input", key=key, sequencer=f"{zlib.crc32(key.encode()):08X}")
-    return to_text(s3_notification(record)).encode()
-
-
-def expected_event(raw: bytes, origin: str) -> ObjectEvent:
-    (event,) = normalize(raw, origin).events
-    return event
 
 
 @pytest.fixture
@@ -69,184 +31,17 @@ def test_a_mid_run_broker_outage_loses_nothing_from_http_or_sqs(
     tmp_path: Path, unique_name: str, moto_endpoint: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with private_broker(tmp_path / "broker") as brokers:
-        bootstrap = brokers[0].bootstrap_servers
-        specs = pipeline_topics(
-            input_topic="object-events",
-            outbox_topic="object-events.outbox",
-            rejected_topic="object-events.rejected",
-            application_id="seqgate",
-            partitions=3,
+
+        def restart() -> str:
+            brokers.append(restart_broker(brokers[-1]))
+            return brokers[-1].bootstrap_servers
+
+        outage = Outage(
+            "broker down",
+            brokers[0].bootstrap_servers,
+            begin=lambda: kill_broker(brokers[-1]),
+            end=restart,
         )
-        create_topics(AdminClient({"bootstrap.servers": bootstrap}), specs)
-        sqs = aws_client("sqs", moto_endpoint)
-        queue_url = sqs.create_queue(QueueName=unique_name.replace(".", "-")[-80:])["QueueUrl"]
-        setup = Setup(bootstrap, moto_endpoint, queue_url, "q", specs[0].name, specs[2].name)
-        queue = _Queue(sqs, queue_url)
-        name = queue_name(queue_url)
-
-        http_bodies: list[bytes] = []
-        sqs_bodies: dict[str, bytes] = {}  # by SQS message id: the origin names it
-        refused_while_down: list[bytes] = []
-
-        def post(phase: str) -> list[tuple[bytes, int]]:
-            """Post one phase's notifications concurrently, as a provider's senders do."""
-            bodies = [body(f"http/{phase}/{n}.txt") for n in range(PER_PHASE)]
-            http_bodies.extend(bodies)
-
-            async def post_all() -> list[int]:
-                return await asyncio.gather(*(post_to(f"{address}/s3", raw) for raw in bodies))
-
-            return list(zip(bodies, asyncio.run(post_all()), strict=True))
-
-        def send(phase: str) -> None:
-            for n in range(PER_PHASE):
-                raw = body(f"sqs/{phase}/{n}.txt")
-                sent = sqs.send_message(QueueUrl=queue_url, MessageBody=raw.decode())
-                sqs_bodies[sent["MessageId"]] = raw
-
-        sqs_process = _Bridge(
-            sqs_command(
-                setup,
-                "--delivery-timeout-ms",
-                DELIVERY_TIMEOUT_MS,
-                "--visibility-timeout",
-                "5",
-                "--retry-backoff-ms",
-                "200",
-            )
-        )
-        try:
-            with http_command(
-                "--events-topic",
-                setup.events,
-                "--rejected-topic",
-                setup.rejected,
-                "--delivery-timeout-ms",
-                DELIVERY_TIMEOUT_MS,
-                bootstrap=bootstrap,
-            ) as http_process:
-                address = http_process.address()
-
-                # Before: everything is acknowledged and deleted.
-                assert {status for _, status in post("before")} == {200}
-                send("before")
-                wait_for(queue.empty, 60, "the SQS bridge to drain the queue before the outage")
-
-                # During: 503 for every request, nothing deleted from the queue.
-                kill_broker(brokers[-1])
-                killed_at = time.monotonic()
-                answers = post("during")
-                refused_while_down = [raw for raw, status in answers if status == 503]
-                assert {status for _, status in answers} == {503}, Counter(
-                    status for _, status in answers
-                )
-                send("during")
-                wait_for(
-                    lambda: "Kafka did not acknowledge" in sqs_process.stderr(),
-                    60,
-                    "the SQS bridge to fail a flush while the broker is down",
-                )
-                assert queue.count() == PER_PHASE, "a message was deleted while Kafka was down"
-
-                # After: the broker is back; the sender retries what got 503.
-                brokers.append(restart_broker(brokers[-1]))
-                down_s = time.monotonic() - killed_at
-                restarted_at = time.monotonic()
-                retried = _retry_until_accepted(address, refused_while_down, 120)
-                assert {status for _, status in post("after")} == {200}
-                send("after")
-                wait_for(queue.empty, 120, "the SQS bridge to drain the queue after the outage")
-                recovered_s = time.monotonic() - restarted_at
-                http_status, http_summary, _ = http_process.stop()
-            sqs_status, sqs_summary = sqs_process.stop()
-        finally:
-            sqs_process.kill()
-        assert http_status == 0, "".join(http_process.stderr)
-        assert sqs_status == 0, sqs_process.stderr()
-
-        published = Counter(
-            OBJECT_EVENT.decode(record.value) for record in read_all(bootstrap, setup.events)
-        )
-        expected = Counter(
-            [expected_event(raw, "http:s3") for raw in http_bodies]
-            + [expected_event(raw, f"sqs:{name}:{mid}") for mid, raw in sqs_bodies.items()]
-        )
-        assert len(expected) == 6 * PER_PHASE
-        missing = expected.keys() - published.keys()
-        unexpected = published.keys() - expected.keys()
-        assert not missing, f"{len(missing)} notifications lost, e.g. {sorted(missing)[:3]}"
-        assert not unexpected, f"{len(unexpected)} events nobody sent: {sorted(unexpected)[:3]}"
-        copies = sum(published.values()) - len(expected)
-        assert read_all(bootstrap, setup.rejected) == []
-        assert http_summary["published"] == 3 * PER_PHASE
-        assert sqs_summary["published"] == 3 * PER_PHASE
-        assert sqs_summary["publish_failures"] >= 1
-
+        report = bridges_through_outage(outage, moto_endpoint, unique_name)
     with capsys.disabled():
-        print(
-            f"\n[bridge outage] broker down {down_s:.1f}s, all delivered {recovered_s:.1f}s"
-            f" after its restart; http: {len(refused_while_down)}"
-            f" answered 503, accepted after {retried} retries; sqs: "
-            f"{sqs_summary['publish_failures']} failed flushes, nothing deleted while down;"
-            f" {len(expected)} notifications, all in object-events, {copies} extra copies"
-        )
-
-
-class _Queue:
-    def __init__(self, client: Any, url: str) -> None:
-        self._client, self._url = client, url
-
-    def count(self) -> int:
-        """Messages not deleted, visible or not."""
-        names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
-        attributes = self._client.get_queue_attributes(QueueUrl=self._url, AttributeNames=names)
-        return sum(int(attributes["Attributes"][name]) for name in names)
-
-    def empty(self) -> bool:
-        return self.count() == 0
-
-
-class _Bridge:
-    """`seqgate bridge sqs` as a subprocess; its stderr collected by a thread."""
-
-    def __init__(self, argv: list[str]) -> None:
-        self.popen = subprocess.Popen(
-            argv,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=clean_env(AWS_ENV),
-            cwd=REPO,
-        )
-        self._lines: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.popen.stderr is not None
-        for line in self.popen.stderr:
-            self._lines.append(line.decode("utf-8", "replace"))
-
-    def stderr(self) -> str:
-        return "".join(self._lines)
-
-    def stop(self) -> tuple[int, dict[str, int]]:
-        """SIGTERM; (exit status, JSON summary)."""
-        self.popen.send_signal(signal.SIGTERM)
-        stdout, _ = self.popen.communicate(timeout=60)
-        return self.popen.returncode, json.loads(stdout) if stdout.strip() else {}
-
-    def kill(self) -> None:
-        if self.popen.poll() is None:
-            self.popen.kill()
-            self.popen.wait(30)
-
-
-def _retry_until_accepted(address: str, bodies: list[bytes], timeout: float) -> int:
-    """Post each body until it is answered 200, as a webhook sender retries; the retries."""
-    retries = 0
-    deadline = time.monotonic() + timeout
-    for raw in bodies:
-        while asyncio.run(post_to(f"{address}/s3", raw)) != 200:
-            retries += 1
-            assert time.monotonic() < deadline, "Kafka never accepted the retried requests"
-            time.sleep(0.5)  # the sender's retry interval, not a synchronization
-    return retries
+        print(f"\n[bridge outage] {report}")

@@ -227,9 +227,16 @@ class FaultRun:
 
 @contextlib.contextmanager
 def fault_run(
-    bootstrap: str, name: str, tmp_path: Path, workload: Workload, **launcher_options: Any
+    bootstrap: str,
+    name: str,
+    tmp_path: Path,
+    workload: Workload,
+    *,
+    worker_bootstrap: str | None = None,
+    **launcher_options: Any,
 ) -> Iterator[FaultRun]:
-    """A :class:`FaultRun` with replicated topics; its workers are killed when the block ends."""
+    """A :class:`FaultRun` with replicated topics; its workers are killed when the block ends.
+    The workers are given ``worker_bootstrap`` (default: ``bootstrap``, every node)."""
     config = make_config(
         bootstrap, name, tmp_path, partitions=PARTITIONS, replication_factor=REPLICAS
     )
@@ -240,7 +247,11 @@ def fault_run(
     probe = GroupProbe(bootstrap, config)
     try:
         with launched(
-            bootstrap, config, tmp_path / "state", tmp_path / "logs", **launcher_options
+            worker_bootstrap or bootstrap,
+            config,
+            tmp_path / "state",
+            tmp_path / "logs",
+            **launcher_options,
         ) as launcher:
             yield FaultRun(bootstrap, config, workload, launcher, probe, cluster)
     finally:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from confluent_kafka import Consumer, KafkaException, TopicPartition
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from seqgate.streams.devtools.broker.cluster_handle import PartitionState
@@ -27,6 +27,7 @@ __all__ = [
 ]
 
 TRANSACTION_STATE_TOPIC = "__transaction_state"
+CONSUMER_OFFSETS_TOPIC = "__consumer_offsets"
 
 _INT_MIN = -(2**31)
 
@@ -80,6 +81,30 @@ class ClusterProbe:
             raise AssertionError(f"{TRANSACTION_STATE_TOPIC} has no metadata yet")
         partition = transaction_state_partition(transactional_id, len(states))
         return states[partition].leader
+
+    def create_coordinator_topics(self, timeout: float = 120) -> None:
+        """Make the broker create ``__transaction_state`` and ``__consumer_offsets`` (it does
+        on first use: a transactional producer's init, a group's coordinator lookup), so
+        that the coordinators can be computed before any worker starts."""
+        producer = Producer({"bootstrap.servers": self._bootstrap, "transactional.id": "probe"})
+        producer.init_transactions(timeout)
+        self._admin.describe_consumer_groups(["cluster-probe"])["cluster-probe"].result(timeout)
+        wait_for(
+            lambda: (
+                bool(self.partitions(TRANSACTION_STATE_TOPIC))
+                and bool(self.partitions(CONSUMER_OFFSETS_TOPIC))
+            ),
+            timeout,
+            "the coordinator topics to exist",
+        )
+
+    def offsets_coordinator(self, group_id: str) -> int:
+        """The node leading the ``__consumer_offsets`` partition of ``group_id``: the group's
+        coordinator, known before the group exists (the same hash as for transactions)."""
+        states = self.partitions(CONSUMER_OFFSETS_TOPIC)
+        if not states:
+            raise AssertionError(f"{CONSUMER_OFFSETS_TOPIC} has no metadata yet")
+        return states[transaction_state_partition(group_id, len(states))].leader
 
     def group_coordinator(self, group_id: str) -> int:
         """The node coordinating consumer group ``group_id`` (from DescribeConsumerGroups)."""

@@ -287,6 +287,17 @@ class WorkerProcess:
                 f" stderr:\n{self.stderr()[-3000:]}"
             ) from None
 
+    def survives(self, seconds: float) -> None:
+        """Fails at once if the worker exits within ``seconds``."""
+        try:
+            code = self.process.wait(seconds)
+        except subprocess.TimeoutExpired:
+            return
+        raise AssertionError(
+            f"worker {self.instance_id} exited with {code} within {seconds:.0f}s;"
+            f" stderr:\n{self.stderr()[-3000:]}"
+        )
+
     def stderr(self) -> str:
         try:
             return self.stderr_path.read_text(errors="replace")

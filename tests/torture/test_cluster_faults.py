@@ -18,7 +18,10 @@ import pytest
 
 from seqgate.streams.devtools.broker.cluster import running_cluster
 from seqgate.streams.devtools.broker.cluster_handle import ClusterHandle
+from tests.support.bridge_outage import Outage, bridges_through_outage
 from tests.support.cluster_faults import REPLICAS, FaultRun, fault_run
+from tests.support.cluster_probe import ClusterProbe
+from tests.support.moto_helpers import moto_server
 from tests.support.torture_helpers import Workload, build_workload
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
@@ -145,3 +148,139 @@ def test_rolling_restart_under_load(
         run.ride_out()
         summary = run.finish()
     _report(capsys, "rolling restart", summary)
+
+
+def test_a_worker_bootstrapped_from_one_node_outlives_that_node(
+    cluster: ClusterHandle,
+    workload: Workload,
+    unique_name: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """§3: with metadata.recovery.strategy=none (runtime/kafka_clients.py) a client never
+    goes back to its bootstrap list; it must not need it either. The worker is given one
+    node's address only; that node is SIGKILLed and brought back: the worker keeps going on
+    the brokers it learnt from the metadata. The node coordinates neither the worker's group
+    nor its transactions: losing the group coordinator is the librdkafka hang above, which
+    ends in a restart, and a restart given only a dead address cannot bootstrap."""
+    probe = ClusterProbe(cluster.bootstrap_servers)
+    probe.create_coordinator_topics()
+    application_id = f"{unique_name}-app"  # tests.support.kafka_helpers.make_config's
+    coordinators = {
+        probe.transaction_coordinator(f"{application_id}-w"),
+        probe.offsets_coordinator(application_id),
+    }
+    only = next(node for node in NODES if node not in coordinators)
+    with fault_run(
+        cluster.bootstrap_servers,
+        unique_name,
+        tmp_path,
+        workload,
+        worker_bootstrap=cluster.node_address(only),
+        log_level=LOG_LEVEL,
+    ) as run:
+        run.begin(PRELOAD)
+        _kill_and_return(run, cluster, only, "the worker's only bootstrap address")
+        run.ride_out()
+        assert len(run.launcher.started) == 1, "the worker was restarted"
+        summary = run.finish()
+    _report(capsys, "bootstrap node lost", summary)
+
+
+OUTAGE_S = 45.0
+# The transaction open when the outage began stays open through it: the broker aborts it
+# (and fences the worker, which then exits 1 and resumes on restart) once it outlives
+# --transaction-timeout-ms. This test's outage, and a node's return, fit in this one.
+OUTAGE_TRANSACTION_TIMEOUT_MS = 120_000
+OUTAGE_WARNING = "Kafka is not taking the worker's writes"
+
+
+def test_two_of_three_nodes_down(
+    cluster: ClusterHandle,
+    workload: Workload,
+    unique_name: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """§2.3: below min.insync.replicas nothing can be written. The worker must stay alive,
+    say so in one warning line naming the partitions that cannot take writes (not a line per
+    attempt), lose and duplicate nothing, and resume by itself when a node returns."""
+    with fault_run(
+        cluster.bootstrap_servers,
+        unique_name,
+        tmp_path,
+        workload,
+        log_level=LOG_LEVEL,
+        transaction_timeout_ms=OUTAGE_TRANSACTION_TIMEOUT_MS,
+    ) as run:
+        run.begin(PRELOAD)
+        first, second = NODES[0], NODES[1]
+        cluster.stop_node(first, kill=True)
+        run.note(f"SIGKILL node {first}")
+        # The ISR shrinks while the controller quorum (two of three) can still record it.
+        wait_s = _wait_isr_without(run.cluster, run.topics[:3], first)
+        run.note(f"ISR without node {first} after {wait_s:.1f}s")
+        # While the coordinators are down the probe cannot read the committed offsets:
+        # progress is measured against what was committed before the outage.
+        run.wait_progress(f"node {first} went down", timeout=RECOVERY_S)
+        before = run.committed()
+        cluster.stop_node(second, kill=True)
+        down_at = time.monotonic()
+        run.note(f"SIGKILL node {second}: two of three nodes down")
+        worker = run.workers["w"]
+        worker.survives(OUTAGE_S - (time.monotonic() - down_at))
+        warnings = [line for line in worker.stderr().splitlines() if OUTAGE_WARNING in line]
+        assert 1 <= len(warnings) <= 3, worker.stderr()[-4000:]
+        run.note(f"after {OUTAGE_S:.0f}s: alive, {len(warnings)} outage warning line(s)")
+        cluster.start_node(first)
+        back = run.wait_progress(f"node {first} returned", beyond=before, timeout=RECOVERY_S)
+        assert run.workers["w"] is worker and worker.alive(), "the worker did not resume itself"
+        run.note(f"resumed by itself {back:.1f}s after node {first} started")
+        cluster.start_node(second)
+        run.ride_out()
+        assert len(run.launcher.started) == 1, "the worker was restarted"
+        summary = run.finish()
+        said = [line for line in worker.stderr().splitlines() if OUTAGE_WARNING in line]
+    _report(capsys, "two of three nodes down", f"{summary}\n  said: {said[0][:400]}")
+
+
+def test_bridges_refuse_their_sources_while_two_of_three_nodes_are_down(
+    cluster: ClusterHandle, unique_name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """§2.3, the bridges: below min.insync.replicas the HTTP bridge answers 503 and the SQS
+    bridge deletes nothing, each saying so once; when a node returns everything is taken,
+    nothing lost (tests/support/bridge_outage.py)."""
+    probe = ClusterProbe(cluster.bootstrap_servers)
+    first, second = NODES[0], NODES[1]
+    topics = [f"{unique_name}.events", f"{unique_name}.rejected"]
+
+    def two_down() -> None:
+        cluster.stop_node(first, kill=True)
+        _wait_isr_without(probe, topics, first)
+        cluster.stop_node(second, kill=True)
+
+    def one_back() -> str:
+        cluster.start_node(first)
+        return cluster.bootstrap_servers
+
+    outage = Outage(
+        f"nodes {first} and {second} down",
+        cluster.bootstrap_servers,
+        two_down,
+        one_back,
+        replication_factor=REPLICAS,
+    )
+    with moto_server() as moto_endpoint:
+        report = bridges_through_outage(outage, moto_endpoint, unique_name)
+    _report(capsys, "bridges, two of three nodes down", report)
+
+
+def _wait_isr_without(probe: ClusterProbe, topics: list[str], node: int) -> float:
+    """How long the ISR of ``topics`` took to drop ``node`` (the controller quorum, two of
+    three, can still record it)."""
+    started = time.monotonic()
+    deadline = started + RECOVERY_S
+    while any(node in s.isr for t in topics for s in probe.partitions(t)):
+        assert time.monotonic() < deadline, f"node {node} still in an ISR"
+        time.sleep(0.5)  # polling interval
+    return time.monotonic() - started

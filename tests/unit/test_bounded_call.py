@@ -177,7 +177,145 @@ def test_an_abort_refused_for_another_pending_call_is_not_retried() -> None:
     session = _session(producer, _Consumer())
     session.begin()
     started = time.monotonic()
-    with pytest.raises(WorkerFatalError, match="Conflicting send_offsets_to_transaction"):
+    with pytest.raises(WorkerFatalError, match="Conflicting send_offsets_to_transaction") as e:
         session.abort_and_rewind()
+    assert "an earlier transactional call is unfinished" in str(e.value)
+    assert "restart the worker (it resumes from the committed offsets)" in str(e.value)
     assert producer.calls.count("abort_transaction") == 1
     assert time.monotonic() - started < 2
+
+
+def test_a_call_past_its_limit_is_waited_for_while_the_wait_is_explained() -> None:
+    release = threading.Event()
+    asked: list[float] = []
+
+    def explained() -> bool:
+        asked.append(time.monotonic())
+        if len(asked) == 3:
+            release.set()  # the cluster is back: the call returns
+        return True
+
+    assert call_within(lambda: release.wait(10), 0.1, "waiting", keep_waiting=explained)
+    assert len(asked) == 3
+
+
+class _Outage:
+    """A write outage that lasts `calls` questions, then is over; or a stopped worker."""
+
+    def __init__(
+        self, calls: int, *, stopped: bool = False, back: threading.Event | None = None
+    ) -> None:
+        self.calls = calls
+        self.asked = 0
+        self.stopped = stopped
+        self.back = back  # set at the third question: the cluster takes writes again
+
+    def waiting(self) -> bool:
+        self.asked += 1
+        if self.asked == 3 and self.back is not None:
+            self.back.set()
+        return not self.stopped and self.asked <= self.calls
+
+    def stopping(self) -> bool:
+        return self.stopped
+
+
+def test_send_offsets_waiting_out_a_write_outage_completes_and_is_not_hung() -> None:
+    producer = _HangingProducer()
+    outage = _Outage(calls=1_000, back=producer.release)
+    session = TransactionalSession(
+        producer,  # type: ignore[arg-type]
+        SessionRole("worker", "app-w0", "--instance-id", 60_000),
+        timeout_s=0.1,
+        failed=WorkerFatalError,
+        consumer=_Consumer(),  # type: ignore[arg-type]
+        hung_grace_s=0.1,
+        outage=outage,
+    )
+    session.begin()
+    session.commit([TopicPartition("in", 0, 10)])
+    assert outage.asked >= 3 and not session.hung
+    assert producer.calls[-1] == "commit_transaction"
+
+
+def test_send_offsets_past_its_bound_after_the_outage_ended_is_hung() -> None:
+    producer, outage = _HangingProducer(), _Outage(calls=2)
+    session = _session_with(producer, outage)
+    session.begin()
+    try:
+        with pytest.raises(WorkerFatalError, match="librdkafka issues 5456, 5511"):
+            session.commit([TopicPartition("in", 0, 10)])
+        assert outage.asked == 3 and session.hung
+    finally:
+        producer.release.set()
+
+
+def test_a_stop_during_a_write_outage_says_so_and_commits_nothing() -> None:
+    producer, outage = _HangingProducer(), _Outage(calls=1_000, stopped=True)
+    session = _session_with(producer, outage)
+    session.begin()
+    try:
+        with pytest.raises(WorkerFatalError, match="stopped while send_offsets_to_transaction"):
+            session.commit([TopicPartition("in", 0, 10)])
+        assert session.hung and "commit_transaction" not in producer.calls
+    finally:
+        producer.release.set()
+
+
+def _session_with(producer: Any, outage: _Outage) -> TransactionalSession:
+    return TransactionalSession(
+        producer,
+        SessionRole("worker", "app-w0", "--instance-id", 60_000),
+        timeout_s=0.1,
+        failed=WorkerFatalError,
+        consumer=_Consumer(),
+        hung_grace_s=0.1,
+        outage=outage,
+    )
+
+
+def test_send_offsets_failing_retriably_through_a_write_outage_is_resumed_past_its_bound() -> None:
+    producer, outage = _TimingOutProducer(failures=5), _Outage(calls=1_000)
+    session = _session_with(producer, outage)
+    session.begin()
+    session.commit([TopicPartition("in", 0, 10)])
+    assert outage.asked >= 1 and not session.hung
+    assert producer.calls.count("send_offsets_to_transaction") == 6
+
+
+class _UnansweredConsumer(_Consumer):
+    """committed() times out `failures` times (a cut the local abort did not need to cross)."""
+
+    def __init__(self, failures: int) -> None:
+        self.failures = failures
+        self.seeks: list[TopicPartition] = []
+
+    def assignment(self) -> list[TopicPartition]:
+        return [TopicPartition("in", 0)]
+
+    def committed(self, partitions: list[TopicPartition], timeout: float) -> Any:
+        if self.failures > 0:
+            self.failures -= 1
+            raise KafkaException(KafkaError(KafkaError._TIMED_OUT, "Failed to get committed"))
+        return [TopicPartition("in", 0, 42)]
+
+    def seek(self, partition: TopicPartition) -> None:
+        self.seeks.append(partition)
+
+
+def test_a_rewind_whose_committed_offsets_time_out_is_retried_then_done() -> None:
+    consumer = _UnansweredConsumer(failures=2)
+    session = _session(_HangingProducer(), consumer)
+    session.begin()
+    session.abort_and_rewind()
+    assert consumer.failures == 0
+    assert [(tp.partition, tp.offset) for tp in consumer.seeks] == [(0, 42)]
+
+
+def test_a_rewind_unanswered_past_the_retry_time_raises() -> None:
+    consumer = _UnansweredConsumer(failures=1_000)
+    session = _session(_HangingProducer(), consumer)  # abort retry time 5 s
+    session.begin()
+    with pytest.raises(KafkaException, match="Failed to get committed"):
+        session.abort_and_rewind(outage_retry_s=0.6)
+    assert consumer.seeks == []

@@ -108,6 +108,7 @@ from seqgate.connectors.sources.http_connections import ConnectionGuard
 from seqgate.connectors.sources.http_settings import HttpSettings
 from seqgate.connectors.sources.sns_route import SnsRoute, confirm_by_get
 from seqgate.connectors.sources.webhook_routes import WebhookRoutes, route_origin
+from seqgate.streams.runtime.failure_spell import FailureSpell
 from seqgate.streams.runtime.metrics import BridgeMetrics
 
 log = logging.getLogger(__name__)
@@ -154,6 +155,12 @@ class HttpBridge:
         self._filter = event_filter or EventFilter()
         self.tally = BridgeTally()
         self.stats = HttpStats()
+        # Kafka refusing writes fails every request alike: one warning for the spell.
+        self._unacknowledged = FailureSpell(
+            log,
+            "Kafka did not acknowledge the request: answering 503 so that the sender retries",
+            "Kafka acknowledges the bridge's records again",
+        )
         self.auth_failures: Counter[str] = Counter()
         self.metrics = BridgeMetrics(self.tally.as_dict)
         self.metrics.health.set_ready(True)
@@ -274,11 +281,9 @@ class HttpBridge:
         except PublishError as error:
             self.stats.counts["publish_failures"] += 1
             self.metrics.publish_failures.inc()
-            log.warning(
-                "Kafka did not acknowledge the request: answering 503 so that the sender retries",
-                extra={"route": route, "error": str(error)},
-            )
+            self._unacknowledged.failed(route=route, error=str(error))
             return _json(503, {"error": "Kafka did not acknowledge the records; retry"})
+        self._unacknowledged.succeeded()
         self.tally.add(result, filtered)
         for rejection in result.rejections:
             self.metrics.rejected.labels(str(rejection.reason)).inc()

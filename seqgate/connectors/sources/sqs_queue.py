@@ -43,6 +43,7 @@ from seqgate.connectors.parsers.s3.native import DEFAULT_S3_PARSE_OPTIONS, S3Par
 from seqgate.connectors.publish.filters import BridgeTally, EventFilter
 from seqgate.connectors.publish.publisher import EventPublisher, PublishError
 from seqgate.streams.runtime.errors import UsageError
+from seqgate.streams.runtime.failure_spell import FailureSpell
 
 log = logging.getLogger(__name__)
 
@@ -139,6 +140,13 @@ class SqsPoller:
         self._queue_name = queue_name(settings.queue_url)
         self.tally = BridgeTally()
         self.stats = SqsRunStats()
+        # Kafka refusing writes fails every batch alike: one warning for the spell.
+        self._unacknowledged = FailureSpell(
+            log,
+            "Kafka did not acknowledge the batch: nothing deleted, SQS redelivers it"
+            " after the visibility timeout",
+            "Kafka acknowledges the bridge's records again",
+        )
 
     def run(self, stop: threading.Event) -> None:
         """Poll until `stop` is set, `max_messages` are acknowledged or the queue stays idle.
@@ -217,12 +225,9 @@ class SqsPoller:
         except PublishError as error:
             self.stats.publish_failures += 1
             self.stats.unacknowledged.update(ids)
-            log.warning(
-                "Kafka did not acknowledge the batch: nothing deleted, SQS redelivers it"
-                " after the visibility timeout",
-                extra={"error": str(error), "messages": len(messages)},
-            )
+            self._unacknowledged.failed(error=str(error), messages=len(messages))
             return False
+        self._unacknowledged.succeeded()
         self.tally.merge(batch)
         self.stats.unacknowledged.difference_update(ids)
         self._delete(messages)

@@ -30,8 +30,16 @@ class CallHung(Exception):
         self.limit_s = limit_s
 
 
-def call_within(call: Callable[[], T], limit_s: float, what: str) -> T:
-    """``call()``'s result (or its exception) if it returns within ``limit_s`` seconds.
+def call_within(
+    call: Callable[[], T],
+    limit_s: float,
+    what: str,
+    *,
+    keep_waiting: Callable[[], bool] | None = None,
+) -> T:
+    """``call()``'s result (or its exception) if it returns within ``limit_s`` seconds, or
+    within each further ``limit_s`` for which ``keep_waiting()`` says the wait is explained
+    (a cluster that cannot take writes makes the call wait, too; that is not a hang).
 
     Raises :class:`CallHung` otherwise; the call goes on in a daemon thread, which a process
     that stops after this does not wait for.
@@ -49,7 +57,10 @@ def call_within(call: Callable[[], T], limit_s: float, what: str) -> T:
             done.set()
 
     threading.Thread(target=run, name=f"bounded {what}", daemon=True).start()
-    if not done.wait(limit_s):
+    waited = done.wait(limit_s)
+    while not waited and keep_waiting is not None and keep_waiting():
+        waited = done.wait(limit_s)
+    if not waited:
         raise CallHung(what, limit_s)
     if failure:
         raise failure[0]

@@ -9,7 +9,9 @@ import socket
 import ssl
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient
@@ -232,3 +234,17 @@ def _tls_listener(kafka: KafkaSettings, timeout_s: float) -> str | None:
         except (OSError, ssl.SSLError):
             continue
     return None
+
+
+def unreachable_brokers(brokers: Mapping[int, Any], timeout_s: float = 1.0) -> frozenset[int]:
+    """The brokers of a metadata answer (id → BrokerMetadata) that refuse a TCP connection
+    or do not accept one within ``timeout_s``: a listed broker need not be alive (see
+    runtime/replication.py)."""
+    down = set()
+    for node, broker in brokers.items():
+        try:
+            with socket.create_connection((broker.host, broker.port), timeout=timeout_s):
+                pass
+        except OSError:
+            down.add(node)
+    return frozenset(down)

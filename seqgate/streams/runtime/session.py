@@ -11,11 +11,13 @@ transaction holds and what a commit means for local state stay with the caller.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import time
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from confluent_kafka import (
     OFFSET_BEGINNING,
@@ -37,6 +39,16 @@ log = logging.getLogger(__name__)
 DeliveryCallback = Callable[[KafkaError | None, Message], None]
 Failure = Callable[[str], Exception]
 
+
+class OutageWait(Protocol):
+    """Whether a transactional call that overran its bound is explained by the cluster
+    (worker/outage.py): True while the metadata shows it cannot take writes."""
+
+    def waiting(self) -> bool: ...
+
+    def stopping(self) -> bool: ...
+
+
 # How long `close` gives an open transaction's abort (a failed one is aborted by the broker).
 _ABORT_ON_CLOSE_S = 5.0
 # send_offsets_to_transaction takes milliseconds while the group coordinator answers; past
@@ -49,16 +61,27 @@ _RETRY_PAUSE_S = 0.5
 # librdkafka marks these retriable, yet retrying *this* call cannot help: another
 # transactional call is still in progress inside the client (rdkafka_txnmgr.c).
 _OTHER_CALL_PENDING = frozenset({KafkaError._CONFLICT, KafkaError._PREV_IN_PROGRESS})
+# A consumer's question (the committed offsets) that no broker answered in time.
+_UNANSWERED = frozenset({KafkaError._TIMED_OUT, KafkaError._TRANSPORT})
 
 
 def _retriable(error: KafkaError) -> bool:
     return bool(error.retriable()) and error.code() not in _OTHER_CALL_PENDING
 
 
-def _retrying(call: Callable[[], None], what: str, deadline: float | None = None) -> None:
+def _retrying(
+    call: Callable[[], None],
+    what: str,
+    deadline: float | None = None,
+    stopping: Callable[[], bool] = lambda: False,
+    also: frozenset[int] = frozenset(),
+    warn: bool = True,
+) -> None:
     """``call()`` again after each retriable failure, pausing between attempts, until it
-    succeeds or (past ``deadline``, a monotonic time) the failure is raised. Only the first
-    retry is a warning, the further ones are at info: an outage is one line, not a flood."""
+    succeeds or (past ``deadline``, a monotonic time, or once ``stopping()``) the failure
+    is raised; ``also`` are codes retried though the client does not call them retriable.
+    Only the first retry is a warning (none when not ``warn``: the caller has said why),
+    the further ones are at info: an outage is one line, not a flood."""
     retries = 0
     while True:
         try:
@@ -66,10 +89,11 @@ def _retrying(call: Callable[[], None], what: str, deadline: float | None = None
             return
         except KafkaException as error:
             late = deadline is not None and time.monotonic() >= deadline
-            if not _retriable(error.args[0]) or late:
+            retriable = _retriable(error.args[0]) or error.args[0].code() in also
+            if not retriable or late or stopping():
                 raise
             retries += 1
-            level = logging.WARNING if retries == 1 else logging.INFO
+            level = logging.WARNING if retries == 1 and warn else logging.INFO
             log.log(level, what, extra={"error": error.args[0].str()})
         pause = _RETRY_PAUSE_S if deadline is None else deadline - time.monotonic()
         time.sleep(min(_RETRY_PAUSE_S, max(0.0, pause)))
@@ -112,6 +136,7 @@ class TransactionalSession:
         abort_retry_s: float = 0.0,
         faults: FaultInjector | None = None,
         hung_grace_s: float = _HUNG_GRACE_S,
+        outage: OutageWait | None = None,
     ) -> None:
         self.producer = producer
         self.role = role
@@ -124,6 +149,7 @@ class TransactionalSession:
         self._faults = faults or FaultInjector()
         self._in_transaction = False
         self._hung_grace_s = hung_grace_s
+        self._outage = outage
         # Set when a call never completed: the producer must not be used again.
         self._hung_failure: Exception | None = None
 
@@ -239,7 +265,7 @@ class TransactionalSession:
     def _send_offsets(self, offsets: Sequence[TopicPartition]) -> None:
         """send_offsets_to_transaction, resumed after a retriable failure as librdkafka asks,
         and bounded: a call that never completes is a failure only a restart cures (see
-        runtime/bounded_call.py)."""
+        runtime/bounded_call.py), unless a write outage explains the wait."""
         if self._hung_failure is not None:
             raise self._hung_failure
         assert self._consumer is not None, "input offsets need the consumer they belong to"
@@ -247,14 +273,26 @@ class TransactionalSession:
         timeout_s = min(self._timeout_s, _SEND_OFFSETS_TIMEOUT_S)
         budget_s = timeout_s + self._hung_grace_s
         deadline = time.monotonic() + budget_s
-        while (remaining := deadline - time.monotonic()) > 0:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                # Past the bound: a hang, unless the cluster is not taking writes (then the
+                # call, or its retries, may be waiting for it: give it another budget).
+                if self._outage is None or not self._outage.waiting():
+                    break
+                deadline = time.monotonic() + budget_s
+                continue
             try:
                 call_within(
-                    lambda: self.producer.send_offsets_to_transaction(
-                        list(offsets), metadata, min(timeout_s, remaining)
+                    functools.partial(
+                        self.producer.send_offsets_to_transaction,
+                        list(offsets),
+                        metadata,
+                        min(timeout_s, remaining),
                     ),
                     remaining,
                     "send_offsets_to_transaction",
+                    keep_waiting=None if self._outage is None else self._outage.waiting,
                 )
                 return
             except CallHung:
@@ -264,6 +302,13 @@ class TransactionalSession:
                     raise
                 log.info("send_offsets retry", extra={"error": error.args[0].str()})
             time.sleep(min(_RETRY_PAUSE_S, max(0.0, deadline - time.monotonic())))
+        if self._outage is not None and self._outage.stopping():
+            self._hung_failure = self._failed(
+                "stopped while send_offsets_to_transaction waited for the cluster to take"
+                " writes again: nothing of the open transaction is committed, and the next"
+                f" start of the {self.role.name} resumes from the committed offsets"
+            )
+            raise self._hung_failure
         self._hung_failure = self._failed(
             f"send_offsets_to_transaction did not complete within {budget_s:.0f} s (its timeout"
             f" is {timeout_s:.0f} s): the Kafka client lost the group coordinator and"
@@ -276,27 +321,44 @@ class TransactionalSession:
         # A retriable failure may still complete the commit: retrying is what librdkafka asks.
         _retrying(lambda: self.producer.commit_transaction(self._timeout_s), "commit retry")
 
-    def abort_and_rewind(self) -> None:
+    def abort_and_rewind(
+        self, outage_retry_s: float | None = None, stopping: Callable[[], bool] | None = None
+    ) -> None:
         """Abort the open transaction, then seek every assigned partition back to its
         committed offset, so that its input is read again; the caller's failure when
-        the abort cannot be done."""
+        the abort cannot be done. Both are retried for the session's abort retry time, or
+        during a write outage the caller has reported for ``outage_retry_s`` (retries at
+        info level), or until ``stopping()``."""
+        stopping = stopping or (lambda: False)
+        outage = outage_retry_s is not None
+        retry_s = outage_retry_s if outage_retry_s is not None else self._abort_retry_s
+        deadline = time.monotonic() + retry_s
         try:
-            self._abort_transaction()
+            # A timeout while the broker cannot be reached is retriable ("retry call to
+            # resume"); a stopping caller leaves what is open to the broker to abort.
+            _retrying(
+                lambda: self.producer.abort_transaction(self._timeout_s),
+                "abort retry",
+                deadline=deadline,
+                stopping=stopping,
+                warn=not outage,
+            )
         except KafkaException as error:
             raise self._failed(self.describe_fatal(error.args[0])) from error
         self._in_transaction = False
         self.delivery_errors = []
         if self._consumer is not None:
-            self._rewind_to_committed(self._consumer)
-
-    def _abort_transaction(self) -> None:
-        # A timeout while the broker cannot be reached is retriable ("retry call to
-        # resume"): retried for at most abort_retry_s, then the KafkaException.
-        _retrying(
-            lambda: self.producer.abort_transaction(self._timeout_s),
-            "abort retry",
-            deadline=time.monotonic() + self._abort_retry_s,
-        )
+            # An abort of a transaction that sent nothing is local: the committed offsets may
+            # still be out of reach (a network cut), and are asked for as long.
+            consumer = self._consumer
+            _retrying(
+                lambda: self._rewind_to_committed(consumer),
+                "rewind retry",
+                deadline=deadline,
+                stopping=stopping,
+                also=_UNANSWERED,
+                warn=not outage,
+            )
 
     def _rewind_to_committed(self, consumer: Consumer) -> None:
         assignment = consumer.assignment()
@@ -373,6 +435,12 @@ class TransactionalSession:
                 f" this {name}'s transaction was open longer than --transaction-timeout-ms"
                 f" ({timeout_ms} ms; the process was paused, or cut off from the broker) and"
                 f" the broker aborted it; {restart}"
+            )
+        if error.code() in _OTHER_CALL_PENDING:
+            return (
+                f"the Kafka client cannot end this {name}'s transaction while an earlier"
+                f" transactional call is unfinished inside it ({error.str()}), typically one"
+                f" that waits for a broker that went away; {restart}"
             )
         return f"fatal Kafka error: {error.str()}"
 

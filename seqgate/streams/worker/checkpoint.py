@@ -22,12 +22,15 @@ from seqgate.streams.state.keys import STREAM_TIME_KEY, decode_stream_time
 from seqgate.streams.state.store import StateDamaged
 from seqgate.streams.worker.audit import Decision
 from seqgate.streams.worker.liveness import StallWatch
+from seqgate.streams.worker.outage import WriteOutage
 from seqgate.streams.worker.pending import PendingState, TransactionParts, coordinates
 
 log = logging.getLogger(__name__)
 
 # Expired dedupe ids tombstoned per partition and commit, to bound commit time.
 _PURGE_PER_COMMIT = 1000
+# How long an abort is retried while the cluster cannot take writes (a stop ends it sooner).
+_OUTAGE_ABORT_RETRY_S = 3600.0
 
 CommitListener = Callable[[list[Decision]], None]
 
@@ -43,6 +46,7 @@ class Checkpoint:
         metrics: WorkerMetrics,
         stall: StallWatch,
         on_commit: CommitListener | None,
+        outage: WriteOutage,
     ) -> None:
         self.config = parts.config
         self._session = parts.session
@@ -53,6 +57,7 @@ class Checkpoint:
         self._metrics = metrics
         self._stall = stall
         self._on_commit = on_commit
+        self._outage = outage
         self.counters = OutcomeCounters()
         self.commits = 0
         self.committed_records = 0  # input records of committed transactions
@@ -93,6 +98,7 @@ class Checkpoint:
         self._metrics.committed(pending.tally, took_s)
         self._metrics.observe_lag(self._consumer, self.committed_offsets)  # at most 1/s
         self._stall.progressed(time.monotonic())
+        self._outage.committed()
 
     def _input_offsets(self, pending: PendingState) -> list[TopicPartition]:
         """The open transaction's input offsets: the next offset to read, per partition."""
@@ -147,16 +153,27 @@ class Checkpoint:
         cause = self._session.failure_cause(
             error.args[0], self._input_offsets(self._transaction.pending)
         )
-        log.warning("transaction aborted", extra={"error": cause.str()})
+        # A cluster that cannot take writes is said once (worker/outage.py), not per abort.
+        wait_s = self._outage.failed(cause)
+        level = logging.WARNING if wait_s is None else logging.INFO
+        log.log(level, "transaction aborted", extra={"error": cause.str()})
         self._find_unwritable(cause)
-        self.abort_and_rewind()
-        self._check_abort_loop(cause)
+        self.abort_and_rewind(outage=wait_s is not None)
+        if wait_s is None:
+            self._check_abort_loop(cause)
+        else:
+            self._refused.reset_abort_loop()
+            self._outage.stop.wait(wait_s)  # the pause between attempts, cut short by a stop
 
-    def abort_and_rewind(self) -> None:
-        """Abort the open transaction, discard its overlay, rewind to the committed offsets."""
+    def abort_and_rewind(self, *, outage: bool = False) -> None:
+        """Abort the open transaction, discard its overlay, rewind to the committed offsets
+        (during a write outage the abort is retried until the cluster takes it)."""
         self.aborts += 1
         self._metrics.aborts.inc()
-        self._session.abort_and_rewind()
+        self._session.abort_and_rewind(
+            outage_retry_s=_OUTAGE_ABORT_RETRY_S if outage else None,
+            stopping=self._outage.stopping,
+        )
         self._transaction.discard()
 
     def rebuild_damaged(self, damage: StateDamaged) -> None:

@@ -30,7 +30,9 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Produ
 
 from seqgate.streams.runtime.errors import WorkerFatalError as WorkerFatalError  # re-exported
 from seqgate.streams.runtime.faults import FaultInjector
+from seqgate.streams.runtime.kafka_reach import unreachable_brokers
 from seqgate.streams.runtime.metrics import WorkerMetrics
+from seqgate.streams.runtime.replication import describe_blocked, replica_states
 from seqgate.streams.runtime.session import FatalErrorTrap, SessionRole, TransactionalSession
 from seqgate.streams.state.restore import restore_consumer_config
 from seqgate.streams.state.store import StateDamaged, StateUnavailable
@@ -41,6 +43,7 @@ from seqgate.streams.worker.checkpoint import Checkpoint, CommitListener
 from seqgate.streams.worker.config import WorkerConfig as WorkerConfig  # re-exported
 from seqgate.streams.worker.config import consumer_config, producer_config
 from seqgate.streams.worker.liveness import LivenessCheck, StallWatch
+from seqgate.streams.worker.outage import WriteOutage
 from seqgate.streams.worker.partition_stores import PartitionStores, describe_unavailable
 from seqgate.streams.worker.pending import OpenTransaction, TransactionParts
 from seqgate.streams.worker.refused import RefusedRecords
@@ -89,6 +92,7 @@ class Worker:
         )
         self._stores = PartitionStores(config, self._restore_consumer, self.metrics)
         trap = FatalErrorTrap()
+        self._outage = WriteOutage(self._diagnose_replicas, beat=self.metrics.health.beat)
         stall = StallWatch(config.stall_timeout_ms / 1000, time.monotonic())
         self._session = TransactionalSession(
             Producer(producer_config(config, on_error=trap)),
@@ -102,6 +106,7 @@ class Worker:
             # An abort the broker cannot answer is retried as long as a stall may last.
             abort_retry_s=stall.timeout_s,
             faults=faults,
+            outage=self._outage,
         )
         self._refused = RefusedRecords(config.stall_timeout_ms / 1000)
         parts = TransactionParts(
@@ -111,7 +116,12 @@ class Worker:
             parts, begin=self._begin, faults=faults, keep_decisions=on_commit is not None
         )
         self._checkpoint = Checkpoint(
-            parts, consumer=self._consumer, metrics=self.metrics, stall=stall, on_commit=on_commit
+            parts,
+            consumer=self._consumer,
+            metrics=self.metrics,
+            stall=stall,
+            on_commit=on_commit,
+            outage=self._outage,
         )
         self.counters = self._checkpoint.counters
         self._liveness = LivenessCheck(
@@ -134,6 +144,7 @@ class Worker:
         Raises WorkerFatalError for errors that a restart with the same
         configuration would not cure by itself.
         """
+        self._outage.stop = stop  # a stop also ends a write outage's waits
         self._session.init()
         self._consumer.subscribe(
             [self.config.input_topic],
@@ -211,6 +222,18 @@ class Worker:
             pending.records >= self.config.commit_every
             or (time.monotonic() - pending.started) * 1000 >= self.config.commit_interval_ms
         )
+
+    def _diagnose_replicas(self) -> str:
+        """Which partitions the worker writes cannot take writes now (runtime/replication.py),
+        asked through the restore consumer: the other clients may be the ones waiting."""
+        c = self.config
+        topics = [c.outbox_topic, c.changelog_topic, c.rejected_topic]
+        try:
+            metadata = self._restore_consumer.list_topics(timeout=5)
+        except KafkaException as error:
+            return f"no metadata from the cluster ({error.args[0].str()})"
+        states = replica_states(metadata, topics)
+        return describe_blocked(states, metadata.brokers, unreachable_brokers(metadata.brokers))
 
     def _describe_fatal(self, error: KafkaError) -> str:
         return self._session.describe_fatal(error)

@@ -100,6 +100,10 @@ class RefusedRecords:
         lasted = now - self._aborting_since
         return lasted if lasted >= self._stall_timeout_s else None
 
+    def reset_abort_loop(self) -> None:
+        """Aborts during a write outage (worker/outage.py) do not count towards the loop."""
+        self._aborting_since = None
+
     def committed(self, next_offsets: dict[int, int]) -> None:
         """A transaction committed input up to `next_offsets` (exclusive) per partition."""
         self._aborting_since = None
