@@ -165,16 +165,19 @@ class FaultRun:
             time.sleep(0.2)  # polled for exits
 
     def ride_out_step(self) -> None:
-        """Restart a worker that exited with one error line; fail on anything else."""
+        """Restart a worker that exited with one error line and a documented code (1: a
+        failure a restart cures; 3: Kafka unreachable at start, as a restart into a degraded
+        network can be), as its supervisor would; fail on anything else."""
         for instance, worker in list(self.workers.items()):
             if worker.alive():
                 continue
             lines = worker.stderr().strip().splitlines()
             last = lines[-1] if lines else ""
-            assert worker.process.returncode == 1 and last.startswith("error: "), (
-                f"worker {instance} exited {worker.process.returncode}: {worker.stderr()[-3000:]}"
+            code = worker.process.returncode
+            assert code in (1, 3) and last.startswith("error: "), (
+                f"worker {instance} exited {code}: {worker.stderr()[-3000:]}"
             )
-            self.note(f"worker {instance} exited 1: {last[:240]}; restarted")
+            self.note(f"worker {instance} exited {code}: {last[:240]}; restarted")
             self.start_worker(instance)
 
     def ride_out(self, timeout: float = 600) -> None:
