@@ -319,3 +319,35 @@ def test_a_rewind_unanswered_past_the_retry_time_raises() -> None:
     with pytest.raises(KafkaException, match="Failed to get committed"):
         session.abort_and_rewind(outage_retry_s=0.6)
     assert consumer.seeks == []
+
+
+class _SlowDeliveryProducer(_HangingProducer):
+    """flush() leaves records unacknowledged `times` times (a cluster not taking writes)."""
+
+    def __init__(self, times: int) -> None:
+        super().__init__()
+        self.times = times
+
+    def flush(self, timeout: float) -> int:
+        self.calls.append("flush")
+        self.times -= 1
+        return 7 if self.times >= 0 else 0
+
+    def send_offsets_to_transaction(self, *args: Any) -> None:
+        self.calls.append("send_offsets_to_transaction")
+
+
+def test_records_unacknowledged_in_a_write_outage_are_waited_for_before_the_offsets() -> None:
+    producer, outage = _SlowDeliveryProducer(times=3), _Outage(calls=1_000)
+    session = _session_with(producer, outage)
+    session.begin()
+    session.commit([TopicPartition("in", 0, 10)])
+    assert outage.asked == 3  # asked after each flush that left records, not after the last
+    assert producer.calls[1:] == [
+        "flush",
+        "flush",
+        "flush",
+        "flush",
+        "send_offsets_to_transaction",
+        "commit_transaction",
+    ]

@@ -245,7 +245,11 @@ class TransactionalSession:
         3. commit_transaction, retried while the client calls the failure retriable.
 
         Any KafkaException leaves the transaction open: the caller aborts it."""
-        self.flush()
+        unacknowledged = self.flush()
+        # Records Kafka cannot take yet wait for it while the cluster says why (said once,
+        # worker/outage.py); otherwise commit_transaction waits for what is left.
+        while unacknowledged and self._outage is not None and self._outage.waiting():
+            unacknowledged = self.flush()
         if self.delivery_errors:
             errors = self.delivery_errors
             raise KafkaException(
