@@ -307,18 +307,19 @@ class TransactionalSession:
                 log.info("send_offsets retry", extra={"error": error.args[0].str()})
             time.sleep(min(_RETRY_PAUSE_S, max(0.0, deadline - time.monotonic())))
         if self._outage is not None and self._outage.stopping():
-            self._hung_failure = self._failed(
+            reason = (
                 "stopped while send_offsets_to_transaction waited for the cluster to take"
                 " writes again: nothing of the open transaction is committed, and the next"
                 f" start of the {self.role.name} resumes from the committed offsets"
             )
-            raise self._hung_failure
-        self._hung_failure = self._failed(
-            f"send_offsets_to_transaction did not complete within {budget_s:.0f} s (its timeout"
-            f" is {timeout_s:.0f} s): the Kafka client lost the group coordinator and"
-            " does not look for the new one (librdkafka issues 5456, 5511); restarting the"
-            f" {self.role.name} resumes from the committed offsets"
-        )
+        else:
+            reason = (
+                f"send_offsets_to_transaction did not complete within {budget_s:.0f} s (its timeout"
+                f" is {timeout_s:.0f} s): the Kafka client lost the group coordinator and"
+                " does not look for the new one (librdkafka issues 5456, 5511); restarting the"
+                f" {self.role.name} resumes from the committed offsets"
+            )
+        self._hung_failure = self._failed(reason)
         raise self._hung_failure
 
     def _commit_transaction(self) -> None:
