@@ -17,7 +17,9 @@ from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from seqgate.streams.runtime.bounded_call import CallHung, call_within
 from seqgate.streams.runtime.errors import WorkerFatalError
-from seqgate.streams.runtime.session import SessionRole, TransactionalSession
+from seqgate.streams.runtime.session import TransactionalSession
+from seqgate.streams.runtime.transaction_failures import SessionRole
+from tests.support.client_standins import HangingProducer, StandInConsumer
 
 
 def test_a_call_that_returns_gives_its_result() -> None:
@@ -42,40 +44,8 @@ def test_a_call_past_its_limit_is_hung() -> None:
     assert 0.2 <= time.monotonic() - started < 5
 
 
-class _Consumer:
-    closed = False
-
-    def consumer_group_metadata(self) -> object:
-        return object()
-
-    def close(self) -> None:
-        self.closed = True
-
-
-class _HangingProducer:
-    """send_offsets_to_transaction blocks until released; anything else after it is a bug."""
-
-    def __init__(self) -> None:
-        self.release = threading.Event()
-        self.calls: list[str] = []
-
-    def flush(self, timeout: float) -> int:
-        self.calls.append("flush")
-        return 0
-
-    def send_offsets_to_transaction(self, *args: Any) -> None:
-        self.calls.append("send_offsets_to_transaction")
-        self.release.wait(30)
-
-    def __getattr__(self, name: str) -> Any:
-        def call(*args: Any) -> None:
-            self.calls.append(name)
-
-        return call
-
-
 def test_a_hung_send_offsets_stops_the_session_and_leaves_the_producer_alone() -> None:
-    producer, consumer = _HangingProducer(), _Consumer()
+    producer, consumer = HangingProducer(), StandInConsumer()
     session = TransactionalSession(
         producer,  # type: ignore[arg-type]
         SessionRole("worker", "app-w0", "--instance-id", 60_000),
@@ -102,7 +72,7 @@ def test_a_hung_send_offsets_stops_the_session_and_leaves_the_producer_alone() -
         producer.release.set()
 
 
-class _TimingOutProducer(_HangingProducer):
+class _TimingOutProducer(HangingProducer):
     """send_offsets_to_transaction fails retriably (a timeout) `failures` times, then works."""
 
     def __init__(self, failures: int) -> None:
@@ -130,7 +100,7 @@ def _session(producer: Any, consumer: Any, timeout_s: float = 1.0) -> Transactio
 
 def test_a_timed_out_send_offsets_is_resumed_then_the_commit_goes_on() -> None:
     producer = _TimingOutProducer(failures=1)
-    session = _session(producer, _Consumer())
+    session = _session(producer, StandInConsumer())
     session.begin()
     session.commit([TopicPartition("in", 0, 10)])
     assert producer.calls == [
@@ -144,7 +114,7 @@ def test_a_timed_out_send_offsets_is_resumed_then_the_commit_goes_on() -> None:
 
 
 def test_send_offsets_that_keeps_timing_out_is_hung_and_commits_nothing_more() -> None:
-    producer, consumer = _TimingOutProducer(failures=1_000), _Consumer()
+    producer, consumer = _TimingOutProducer(failures=1_000), StandInConsumer()
     session = _session(producer, consumer)
     session.begin()
     with pytest.raises(WorkerFatalError, match="did not complete within 2 s"):
@@ -158,7 +128,7 @@ def test_send_offsets_that_keeps_timing_out_is_hung_and_commits_nothing_more() -
     assert "commit_transaction" not in producer.calls
 
 
-class _ConflictingAbortProducer(_HangingProducer):
+class _ConflictingAbortProducer(HangingProducer):
     def abort_transaction(self, *args: Any) -> None:
         self.calls.append("abort_transaction")
         raise KafkaException(
@@ -174,7 +144,7 @@ def test_an_abort_refused_for_another_pending_call_is_not_retried() -> None:
     """librdkafka calls _CONFLICT retriable, but retrying the abort cannot help: once this
     spun 325,126 times in 20 s, each a warning line."""
     producer = _ConflictingAbortProducer()
-    session = _session(producer, _Consumer())
+    session = _session(producer, StandInConsumer())
     session.begin()
     started = time.monotonic()
     with pytest.raises(WorkerFatalError, match="Conflicting send_offsets_to_transaction") as e:
@@ -221,14 +191,14 @@ class _Outage:
 
 
 def test_send_offsets_waiting_out_a_write_outage_completes_and_is_not_hung() -> None:
-    producer = _HangingProducer()
+    producer = HangingProducer()
     outage = _Outage(calls=1_000, back=producer.release)
     session = TransactionalSession(
         producer,  # type: ignore[arg-type]
         SessionRole("worker", "app-w0", "--instance-id", 60_000),
         timeout_s=0.1,
         failed=WorkerFatalError,
-        consumer=_Consumer(),  # type: ignore[arg-type]
+        consumer=StandInConsumer(),  # type: ignore[arg-type]
         hung_grace_s=0.1,
         outage=outage,
     )
@@ -239,7 +209,7 @@ def test_send_offsets_waiting_out_a_write_outage_completes_and_is_not_hung() -> 
 
 
 def test_send_offsets_past_its_bound_after_the_outage_ended_is_hung() -> None:
-    producer, outage = _HangingProducer(), _Outage(calls=2)
+    producer, outage = HangingProducer(), _Outage(calls=2)
     session = _session_with(producer, outage)
     session.begin()
     try:
@@ -251,7 +221,7 @@ def test_send_offsets_past_its_bound_after_the_outage_ended_is_hung() -> None:
 
 
 def test_a_stop_during_a_write_outage_says_so_and_commits_nothing() -> None:
-    producer, outage = _HangingProducer(), _Outage(calls=1_000, stopped=True)
+    producer, outage = HangingProducer(), _Outage(calls=1_000, stopped=True)
     session = _session_with(producer, outage)
     session.begin()
     try:
@@ -268,7 +238,7 @@ def _session_with(producer: Any, outage: _Outage) -> TransactionalSession:
         SessionRole("worker", "app-w0", "--instance-id", 60_000),
         timeout_s=0.1,
         failed=WorkerFatalError,
-        consumer=_Consumer(),
+        consumer=StandInConsumer(),
         hung_grace_s=0.1,
         outage=outage,
     )
@@ -283,7 +253,7 @@ def test_send_offsets_failing_retriably_through_a_write_outage_is_resumed_past_i
     assert producer.calls.count("send_offsets_to_transaction") == 6
 
 
-class _UnansweredConsumer(_Consumer):
+class _UnansweredConsumer(StandInConsumer):
     """committed() times out `failures` times (a cut the local abort did not need to cross)."""
 
     def __init__(self, failures: int) -> None:
@@ -305,7 +275,7 @@ class _UnansweredConsumer(_Consumer):
 
 def test_a_rewind_whose_committed_offsets_time_out_is_retried_then_done() -> None:
     consumer = _UnansweredConsumer(failures=2)
-    session = _session(_HangingProducer(), consumer)
+    session = _session(HangingProducer(), consumer)
     session.begin()
     session.abort_and_rewind()
     assert consumer.failures == 0
@@ -314,14 +284,14 @@ def test_a_rewind_whose_committed_offsets_time_out_is_retried_then_done() -> Non
 
 def test_a_rewind_unanswered_past_the_retry_time_raises() -> None:
     consumer = _UnansweredConsumer(failures=1_000)
-    session = _session(_HangingProducer(), consumer)  # abort retry time 5 s
+    session = _session(HangingProducer(), consumer)  # abort retry time 5 s
     session.begin()
     with pytest.raises(KafkaException, match="Failed to get committed"):
         session.abort_and_rewind(outage_retry_s=0.6)
     assert consumer.seeks == []
 
 
-class _SlowDeliveryProducer(_HangingProducer):
+class _SlowDeliveryProducer(HangingProducer):
     """flush() leaves records unacknowledged `times` times (a cluster not taking writes)."""
 
     def __init__(self, times: int) -> None:

@@ -41,7 +41,8 @@ from seqgate.streams.runtime.faults import FaultInjector, FaultPoint
 from seqgate.streams.runtime.kafka_clients import PartitionEnds, client_config
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
 from seqgate.streams.runtime.record_batches import RecordBatches
-from seqgate.streams.runtime.session import SessionRole, TransactionalSession
+from seqgate.streams.runtime.session import TransactionalSession
+from seqgate.streams.runtime.transaction_failures import SessionRole
 
 log = logging.getLogger(__name__)
 

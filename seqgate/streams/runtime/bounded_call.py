@@ -5,9 +5,10 @@ coordinator's broker goes away: the request waits for that broker to come back i
 looking up the new coordinator (librdkafka issues 5456 and 5511, open against 2.16). A
 worker stuck there commits nothing and, being inside one call, never reaches its own
 liveness check. The call is therefore made from a helper thread and waited for with a
-limit; past it the caller treats the client as hung and stops for a restart: the new
-incarnation fences the old ``transactional.id`` and resumes from the committed offsets, as
-after a kill -9 (docs/design.md §5.7).
+limit; past it the caller treats the client as hung: the worker replaces its producer
+(runtime/renewal.py), other callers stop for a restart; either way the new producer fences
+the old ``transactional.id`` and the input resumes from the committed offsets, as after a
+kill -9 (docs/design.md §5.7).
 """
 
 from __future__ import annotations

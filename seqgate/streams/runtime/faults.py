@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 from enum import StrEnum
 
 
 class FaultPoint(StrEnum):
     AFTER_STATE_UPDATE = "after_state_update"  # overlay and produce done, nothing flushed
+    SENDING_OFFSETS = "sending_offsets"  # inside send_offsets_to_transaction's bounded call
     BEFORE_COMMIT = "before_commit"  # offsets sent to the transaction, commit not called
     AFTER_COMMIT = "after_commit"  # Kafka committed, RocksDB not yet written
 
@@ -40,6 +42,26 @@ class RaiseAt(FaultInjector):
         if point == self.point and self.remaining > 0:
             self.remaining -= 1
             raise InjectedFault(f"injected failure at {point.value}")
+
+
+class HangAt(FaultInjector):
+    """Block the first `times` calls that reach `point` until `release` is set (or for
+    `longest_s`): a client call that never returns, as librdkafka's can."""
+
+    def __init__(
+        self, point: FaultPoint, release: threading.Event, times: int = 1, longest_s: float = 600
+    ) -> None:
+        self.point = point
+        self.release = release
+        self.remaining = times
+        self.longest_s = longest_s
+        self.hung = 0
+
+    def reach(self, point: FaultPoint) -> None:
+        if point == self.point and self.remaining > 0:
+            self.remaining -= 1
+            self.hung += 1
+            self.release.wait(self.longest_s)
 
 
 class KillAt(FaultInjector):

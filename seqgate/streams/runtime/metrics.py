@@ -198,6 +198,12 @@ class WorkerMetrics(_ServedMetrics):
         self.aborts = Counter(
             "seqgate_worker_transaction_aborts", "Aborted transactions.", registry=r
         )
+        self.producer_renewals = Counter(
+            "seqgate_worker_producer_renewals",
+            "Transactional producers replaced in place (fenced past the transaction"
+            " timeout, or hung).",
+            registry=r,
+        )
         self.lag = Gauge(
             "seqgate_worker_consumer_lag",
             "Readable input records not yet committed, per assigned partition"

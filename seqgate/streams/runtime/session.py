@@ -4,7 +4,8 @@ A `TransactionalSession` wraps a transactional producer and, where the transacti
 carries input offsets, the consumer they belong to. It holds the steps every
 caller must take the same way (docs/design.md §5.2, §5.3): `init` (fencing),
 `begin`, `produce` with back-pressure, `commit` (the commit protocol, the only copy
-of it), `abort_and_rewind`, the diagnosis of a fatal error, and `close`. What a
+of it), `abort_and_rewind`, `renew` (a new producer for a lost one, runtime/renewal.py),
+the diagnosis of a fatal error, and `close`. What a
 transaction holds and what a commit means for local state stay with the caller.
 """
 
@@ -16,7 +17,6 @@ import logging
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
 from confluent_kafka import (
@@ -33,11 +33,15 @@ from confluent_kafka import (
 from seqgate.streams.runtime.bounded_call import CallHung, call_within
 from seqgate.streams.runtime.faults import FaultInjector, FaultPoint
 from seqgate.streams.runtime.kafka_clients import is_fatal
+from seqgate.streams.runtime.renewal import ProducerLost, RenewalBudget, renewable
+from seqgate.streams.runtime.retrying import RETRY_PAUSE_S, retriable, retrying
+from seqgate.streams.runtime.transaction_failures import FatalErrorTrap, SessionRole, describe_fatal
 
 log = logging.getLogger(__name__)
 
 DeliveryCallback = Callable[[KafkaError | None, Message], None]
 Failure = Callable[[str], Exception]
+ProducerFactory = Callable[[FatalErrorTrap], Producer]
 
 
 class OutageWait(Protocol):
@@ -53,72 +57,11 @@ class OutageWait(Protocol):
 _ABORT_ON_CLOSE_S = 5.0
 # send_offsets_to_transaction takes milliseconds while the group coordinator answers; past
 # this timeout, plus the grace, resumed or not, the client is declared hung
-# (runtime/bounded_call.py says why it can). Kept short: each hang costs the worker a restart.
+# (runtime/bounded_call.py says why it can). Kept short: until then the worker commits nothing.
 _SEND_OFFSETS_TIMEOUT_S = 15.0
 _HUNG_GRACE_S = 5.0
-# Between two attempts of a transactional call that failed retriably.
-_RETRY_PAUSE_S = 0.5
-# librdkafka marks these retriable, yet retrying *this* call cannot help: another
-# transactional call is still in progress inside the client (rdkafka_txnmgr.c).
-_OTHER_CALL_PENDING = frozenset({KafkaError._CONFLICT, KafkaError._PREV_IN_PROGRESS})
 # A consumer's question (the committed offsets) that no broker answered in time.
 _UNANSWERED = frozenset({KafkaError._TIMED_OUT, KafkaError._TRANSPORT})
-
-
-def _retriable(error: KafkaError) -> bool:
-    return bool(error.retriable()) and error.code() not in _OTHER_CALL_PENDING
-
-
-def _retrying(
-    call: Callable[[], None],
-    what: str,
-    deadline: float | None = None,
-    stopping: Callable[[], bool] = lambda: False,
-    also: frozenset[int] = frozenset(),
-    warn: bool = True,
-) -> None:
-    """``call()`` again after each retriable failure, pausing between attempts, until it
-    succeeds or (past ``deadline``, a monotonic time, or once ``stopping()``) the failure
-    is raised; ``also`` are codes retried though the client does not call them retriable.
-    Only the first retry is a warning (none when not ``warn``: the caller has said why),
-    the further ones are at info: an outage is one line, not a flood."""
-    retries = 0
-    while True:
-        try:
-            call()
-            return
-        except KafkaException as error:
-            late = deadline is not None and time.monotonic() >= deadline
-            retriable = _retriable(error.args[0]) or error.args[0].code() in also
-            if not retriable or late or stopping():
-                raise
-            retries += 1
-            level = logging.WARNING if retries == 1 and warn else logging.INFO
-            log.log(level, what, extra={"error": error.args[0].str()})
-        pause = _RETRY_PAUSE_S if deadline is None else deadline - time.monotonic()
-        time.sleep(min(_RETRY_PAUSE_S, max(0.0, pause)))
-
-
-@dataclass(frozen=True, slots=True)
-class SessionRole:
-    """Who runs the transactions, for the one line that explains a failure."""
-
-    name: str  # "worker", "bridge", "reset"
-    transactional_id: str
-    id_option: str  # the option the transactional id comes from
-    transaction_timeout_ms: int
-
-
-class FatalErrorTrap:
-    """An `error_cb` that keeps the producer's fatal error: produce() and flush() only
-    say "Fatal error", the error callback names the cause."""
-
-    def __init__(self) -> None:
-        self.error: KafkaError | None = None
-
-    def __call__(self, error: KafkaError) -> None:
-        if error.fatal():
-            self.error = error
 
 
 class TransactionalSession:
@@ -137,6 +80,7 @@ class TransactionalSession:
         faults: FaultInjector | None = None,
         hung_grace_s: float = _HUNG_GRACE_S,
         outage: OutageWait | None = None,
+        renew_with: ProducerFactory | None = None,
     ) -> None:
         self.producer = producer
         self.role = role
@@ -152,6 +96,12 @@ class TransactionalSession:
         self._outage = outage
         # Set when a call never completed: the producer must not be used again.
         self._hung_failure: Exception | None = None
+        # A lost producer is replaced in place when the caller gives a factory
+        # (runtime/renewal.py); hung ones are kept here, never touched again.
+        self._renew_with = renew_with
+        self._renewals = RenewalBudget()
+        self._hung_producers: list[Producer] = []
+        self._begun_at: float | None = None  # when the open transaction began
 
     @property
     def in_transaction(self) -> bool:
@@ -178,6 +128,7 @@ class TransactionalSession:
     def begin(self) -> None:
         self.producer.begin_transaction()
         self._in_transaction = True
+        self._begun_at = time.monotonic()
         self.delivery_errors = []
 
     def produce(
@@ -264,6 +215,8 @@ class TransactionalSession:
         self._faults.reach(FaultPoint.BEFORE_COMMIT)
         self._commit_transaction()
         self._in_transaction = False
+        self._begun_at = None
+        self._renewals.committed()
         self._faults.reach(FaultPoint.AFTER_COMMIT)
 
     def _send_offsets(self, offsets: Sequence[TopicPartition]) -> None:
@@ -275,6 +228,11 @@ class TransactionalSession:
         assert self._consumer is not None, "input offsets need the consumer they belong to"
         metadata = self._consumer.consumer_group_metadata()
         timeout_s = min(self._timeout_s, _SEND_OFFSETS_TIMEOUT_S)
+
+        def send(producer: Producer, limit_s: float) -> None:
+            self._faults.reach(FaultPoint.SENDING_OFFSETS)
+            producer.send_offsets_to_transaction(list(offsets), metadata, limit_s)
+
         budget_s = timeout_s + self._hung_grace_s
         deadline = time.monotonic() + budget_s
         while True:
@@ -288,12 +246,7 @@ class TransactionalSession:
                 continue
             try:
                 call_within(
-                    functools.partial(
-                        self.producer.send_offsets_to_transaction,
-                        list(offsets),
-                        metadata,
-                        min(timeout_s, remaining),
-                    ),
+                    functools.partial(send, self.producer, min(timeout_s, remaining)),
                     remaining,
                     "send_offsets_to_transaction",
                     keep_waiting=None if self._outage is None else self._outage.waiting,
@@ -302,11 +255,12 @@ class TransactionalSession:
             except CallHung:
                 break
             except KafkaException as error:
-                if not _retriable(error.args[0]):
+                if not retriable(error.args[0]):
                     raise
                 log.info("send_offsets retry", extra={"error": error.args[0].str()})
-            time.sleep(min(_RETRY_PAUSE_S, max(0.0, deadline - time.monotonic())))
-        if self._outage is not None and self._outage.stopping():
+            time.sleep(min(RETRY_PAUSE_S, max(0.0, deadline - time.monotonic())))
+        stopping = self._outage is not None and self._outage.stopping()
+        if stopping:
             reason = (
                 "stopped while send_offsets_to_transaction waited for the cluster to take"
                 " writes again: nothing of the open transaction is committed, and the next"
@@ -320,11 +274,15 @@ class TransactionalSession:
                 f" {self.role.name} resumes from the committed offsets"
             )
         self._hung_failure = self._failed(reason)
-        raise self._hung_failure
+        if stopping:
+            raise self._hung_failure
+        raise self._lost(
+            reason, None, hung=True, what=f"send_offsets_to_transaction hung past {budget_s:.0f} s"
+        )
 
     def _commit_transaction(self) -> None:
         # A retriable failure may still complete the commit: retrying is what librdkafka asks.
-        _retrying(lambda: self.producer.commit_transaction(self._timeout_s), "commit retry")
+        retrying(lambda: self.producer.commit_transaction(self._timeout_s), "commit retry")
 
     def abort_and_rewind(
         self, outage_retry_s: float | None = None, stopping: Callable[[], bool] | None = None
@@ -341,7 +299,7 @@ class TransactionalSession:
         try:
             # A timeout while the broker cannot be reached is retriable ("retry call to
             # resume"); a stopping caller leaves what is open to the broker to abort.
-            _retrying(
+            retrying(
                 lambda: self.producer.abort_transaction(self._timeout_s),
                 "abort retry",
                 deadline=deadline,
@@ -349,21 +307,31 @@ class TransactionalSession:
                 warn=not outage,
             )
         except KafkaException as error:
-            raise self._failed(self.describe_fatal(error.args[0])) from error
+            cause: KafkaError = error.args[0]
+            raise self._lost(self.describe_fatal(cause), cause) from error
+        self._ended()
+        self._rewind(deadline, stopping, warn=not outage)
+
+    def _ended(self) -> None:
+        """No transaction is open any more (aborted, or lost with its producer)."""
         self._in_transaction = False
+        self._begun_at = None
         self.delivery_errors = []
-        if self._consumer is not None:
-            # An abort of a transaction that sent nothing is local: the committed offsets may
-            # still be out of reach (a network cut), and are asked for as long.
-            consumer = self._consumer
-            _retrying(
-                lambda: self._rewind_to_committed(consumer),
-                "rewind retry",
-                deadline=deadline,
-                stopping=stopping,
-                also=_UNANSWERED,
-                warn=not outage,
-            )
+
+    def _rewind(self, deadline: float, stopping: Callable[[], bool], *, warn: bool) -> None:
+        if self._consumer is None:
+            return
+        # An abort of a transaction that sent nothing is local: the committed offsets may
+        # still be out of reach (a network cut), and are asked for as long.
+        consumer = self._consumer
+        retrying(
+            lambda: self._rewind_to_committed(consumer),
+            "rewind retry",
+            deadline=deadline,
+            stopping=stopping,
+            also=_UNANSWERED,
+            warn=warn,
+        )
 
     def _rewind_to_committed(self, consumer: Consumer) -> None:
         assignment = consumer.assignment()
@@ -384,13 +352,78 @@ class TransactionalSession:
             log.info("abort failed", extra={"error": error.args[0].str()})
         self._in_transaction = False
 
+    # ---- a new producer for a lost one (runtime/renewal.py) ------------------------------------
+
+    def _lost(
+        self, reason: str, error: KafkaError | None, *, hung: bool = False, what: str = ""
+    ) -> Exception:
+        """ProducerLost when a new producer would cure the loss, else the caller's failure
+        (``reason``, its one line)."""
+        if self._renew_with is None:
+            return self._failed(reason)
+        age_s = None if self._begun_at is None else time.monotonic() - self._begun_at
+        timeout_ms = self.role.transaction_timeout_ms
+        code = None if error is None else error.code()
+        if not renewable(
+            code, hung=hung, transaction_age_s=age_s, transaction_timeout_s=timeout_ms / 1000
+        ):
+            return self._failed(reason)
+        if not self._renewals.allows(hung=hung):
+            return self._failed(f"{reason} ({self._renewals.spent(hung=hung)})")
+        if error is not None:
+            what = (
+                f"the broker ended the producer ({error.str()}) after its transaction was open"
+                f" {age_s:.0f} s, past --transaction-timeout-ms ({timeout_ms} ms)"
+            )
+        return ProducerLost(reason, hung=hung, what=what)
+
+    def renew(self, lost: ProducerLost, stopping: Callable[[], bool]) -> None:
+        """Replace the lost producer with a new one of the same transactional.id; what the
+        open transaction held is lost with it, as by an abort:
+
+        1. the old producer: a hung one is kept and never touched again (its call may still
+           be running), a fenced one is closed;
+        2. the new producer's init_transactions fences the old one, and the coordinator
+           aborts what it left open (retried as long as an abort would be);
+        3. the input is rewound to the committed offsets."""
+        assert self._renew_with is not None, "renew follows a ProducerLost"
+        if lost.hung:
+            self._hung_producers.append(self.producer)
+        else:
+            self._close_producer()
+        self._renewals.renewed(hung=lost.hung)
+        log.warning(
+            "a new producer replaces the lost one; the input is read again from the committed"
+            " offsets",
+            extra={
+                "cause": lost.what,
+                "transactional_id": self.role.transactional_id,
+                "renewals": self._renewals.total,
+            },
+        )
+        self._trap = FatalErrorTrap()
+        self.producer = self._renew_with(self._trap)
+        self._hung_failure = None
+        self._ended()
+        deadline = time.monotonic() + self._abort_retry_s
+        init = self.producer.init_transactions
+        try:
+            retrying(lambda: init(self._timeout_s), "init retry", deadline, stopping)
+        except KafkaException as error:
+            raise self._failed(
+                f"a new producer for transactional.id {self.role.transactional_id} could not"
+                f" start ({error.args[0].str()}) after: {lost.reason}"
+            ) from error
+        self._rewind(deadline, stopping, warn=True)
+
     # ---- fatal errors -------------------------------------------------------------------------
 
     def raise_if_fatal(self, error: KafkaException) -> None:
         """The caller's failure, naming the cause, for an error only a new producer cures."""
         kafka_error: KafkaError = error.args[0]
         if is_fatal(kafka_error):
-            raise self._failed(self.describe_fatal(self.fatal_cause() or kafka_error)) from error
+            cause = self.fatal_cause() or kafka_error
+            raise self._lost(self.describe_fatal(cause), cause) from error
 
     def fatal_cause(self) -> KafkaError | None:
         """Why the producer failed, where produce() or flush() only said "Fatal error"."""
@@ -422,32 +455,7 @@ class TransactionalSession:
 
     def describe_fatal(self, error: KafkaError) -> str:
         """One line: what stopped the transactions, and what to do."""
-        role = self.role
-        name, timeout_ms = role.name, role.transaction_timeout_ms
-        restart = f"restart the {name} (it resumes from the committed offsets)"
-        if error.code() in (KafkaError.INVALID_TXN_STATE, KafkaError.INVALID_PRODUCER_EPOCH):
-            return (
-                f"the broker aborted this {name}'s transaction ({error.str()}): it stayed open"
-                f" longer than --transaction-timeout-ms ({timeout_ms} ms) while the {name} could"
-                " not finish it (a network partition, a broker outage or a paused process);"
-                f" {restart}; where such outages are expected, raise --transaction-timeout-ms"
-                " (at most the broker's transaction.max.timeout.ms)"
-            )
-        if error.code() in (KafkaError._FENCED, KafkaError.PRODUCER_FENCED):
-            return (
-                f"{name} fenced (transactional.id {role.transactional_id}): either another"
-                f" {name} runs with the same {role.id_option} (give each a distinct one), or"
-                f" this {name}'s transaction was open longer than --transaction-timeout-ms"
-                f" ({timeout_ms} ms; the process was paused, or cut off from the broker) and"
-                f" the broker aborted it; {restart}"
-            )
-        if error.code() in _OTHER_CALL_PENDING:
-            return (
-                f"the Kafka client cannot end this {name}'s transaction while an earlier"
-                f" transactional call is unfinished inside it ({error.str()}), typically one"
-                f" that waits for a broker that went away; {restart}"
-            )
-        return f"fatal Kafka error: {error.str()}"
+        return describe_fatal(self.role, error)
 
     # ---- the end ------------------------------------------------------------------------------
 

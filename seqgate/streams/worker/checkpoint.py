@@ -18,6 +18,7 @@ from seqgate.streams.rules.accounting import OutcomeCounters
 from seqgate.streams.rules.decider import purgeable
 from seqgate.streams.runtime.errors import WorkerFatalError
 from seqgate.streams.runtime.metrics import WorkerMetrics
+from seqgate.streams.runtime.renewal import ProducerLost
 from seqgate.streams.state.keys import STREAM_TIME_KEY, decode_stream_time
 from seqgate.streams.state.store import StateDamaged
 from seqgate.streams.worker.audit import Decision
@@ -175,6 +176,19 @@ class Checkpoint:
             stopping=self._outage.stopping,
         )
         self._transaction.discard()
+
+    def renew(self, lost: ProducerLost) -> None:
+        """The producer is lost (its transaction outlived the timeout, or a call hung): a new
+        one takes over (runtime/renewal.py). The open transaction is dropped as by an abort;
+        a worker that is stopping stops with the reason instead."""
+        if self._outage.stopping():
+            raise WorkerFatalError(lost.reason)
+        self.aborts += 1
+        self._metrics.aborts.inc()
+        self._metrics.producer_renewals.inc()
+        self._session.renew(lost, stopping=self._outage.stopping)
+        self._transaction.discard()
+        self._refused.reset_abort_loop()
 
     def rebuild_damaged(self, damage: StateDamaged) -> None:
         """A store failed while processing: abort the open transaction (nothing of it is

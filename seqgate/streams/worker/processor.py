@@ -32,8 +32,10 @@ from seqgate.streams.runtime.errors import WorkerFatalError as WorkerFatalError 
 from seqgate.streams.runtime.faults import FaultInjector
 from seqgate.streams.runtime.kafka_reach import unreachable_brokers
 from seqgate.streams.runtime.metrics import WorkerMetrics
+from seqgate.streams.runtime.renewal import ProducerLost
 from seqgate.streams.runtime.replication import describe_blocked, replica_states
-from seqgate.streams.runtime.session import FatalErrorTrap, SessionRole, TransactionalSession
+from seqgate.streams.runtime.session import TransactionalSession
+from seqgate.streams.runtime.transaction_failures import FatalErrorTrap, SessionRole
 from seqgate.streams.state.restore import restore_consumer_config
 from seqgate.streams.state.store import StateDamaged, StateUnavailable
 from seqgate.streams.worker.audit import (
@@ -92,10 +94,14 @@ class Worker:
         )
         self._stores = PartitionStores(config, self._restore_consumer, self.metrics)
         trap = FatalErrorTrap()
+
+        def new_producer(trap: FatalErrorTrap) -> Producer:
+            return Producer(producer_config(config, on_error=trap))
+
         self._outage = WriteOutage(self._diagnose_replicas, beat=self.metrics.health.beat)
         stall = StallWatch(config.stall_timeout_ms / 1000, time.monotonic())
         self._session = TransactionalSession(
-            Producer(producer_config(config, on_error=trap)),
+            new_producer(trap),
             SessionRole(
                 "worker", config.transactional_id, "--instance-id", config.transaction_timeout_ms
             ),
@@ -107,6 +113,7 @@ class Worker:
             abort_retry_s=stall.timeout_s,
             faults=faults,
             outage=self._outage,
+            renew_with=new_producer,  # a fenced or hung producer is replaced in place
         )
         self._refused = RefusedRecords(config.stall_timeout_ms / 1000)
         parts = TransactionParts(
@@ -185,17 +192,21 @@ class Worker:
 
     def _recovering(self, action: Callable[[], None]) -> bool:
         """Run `action`; False when it failed and the open transaction was aborted (the
-        input rewound, a damaged store rebuilt)."""
+        input rewound, a damaged store rebuilt, a lost producer replaced)."""
         try:
-            action()
-        except KafkaException as error:
-            self._checkpoint.recover(error)
+            try:
+                action()
+            except KafkaException as error:
+                self._checkpoint.recover(error)
+                return False
+            except StateDamaged as damage:  # the purge reads the store before the commit, too
+                self._checkpoint.rebuild_damaged(damage)
+                return False
+            except StateUnavailable as error:
+                raise WorkerFatalError(describe_unavailable(error, self.config)) from None
+        except ProducerLost as lost:  # from the step, or from the recovery itself
+            self._checkpoint.renew(lost)
             return False
-        except StateDamaged as damage:  # the purge reads the store before the commit, too
-            self._checkpoint.rebuild_damaged(damage)
-            return False
-        except StateUnavailable as error:
-            raise WorkerFatalError(describe_unavailable(error, self.config)) from None
         return True
 
     def _begin(self) -> None:
@@ -266,7 +277,10 @@ class Worker:
             },
         )
         if aborted:
-            self._checkpoint.abort_and_rewind()
+            try:
+                self._checkpoint.abort_and_rewind()
+            except ProducerLost as lost:  # the broker aborted it first, on its timeout
+                self._checkpoint.renew(lost)
         self._release(partitions)
         self._liveness.lost(consumer.memberid())
         self.metrics.health.set_ready(False, "partitions lost; rejoining the group")

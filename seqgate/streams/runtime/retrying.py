@@ -1,0 +1,58 @@
+"""A transactional client call retried the way librdkafka asks: after a retriable failure,
+with a pause, said once.
+
+librdkafka marks a transactional call's failure retriable when the same call may still
+complete ("retry call to resume"); the caller must then call it again rather than abort.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+from confluent_kafka import KafkaError, KafkaException
+
+__all__ = ["OTHER_CALL_PENDING", "RETRY_PAUSE_S", "retriable", "retrying"]
+
+log = logging.getLogger("seqgate.streams.runtime.session")
+
+# Between two attempts of a transactional call that failed retriably.
+RETRY_PAUSE_S = 0.5
+# librdkafka marks these retriable, yet retrying *this* call cannot help: another
+# transactional call is still in progress inside the client (rdkafka_txnmgr.c).
+OTHER_CALL_PENDING = frozenset({KafkaError._CONFLICT, KafkaError._PREV_IN_PROGRESS})
+
+
+def retriable(error: KafkaError) -> bool:
+    return bool(error.retriable()) and error.code() not in OTHER_CALL_PENDING
+
+
+def retrying(
+    call: Callable[[], None],
+    what: str,
+    deadline: float | None = None,
+    stopping: Callable[[], bool] = lambda: False,
+    also: frozenset[int] = frozenset(),
+    warn: bool = True,
+) -> None:
+    """``call()`` again after each retriable failure, pausing between attempts, until it
+    succeeds or (past ``deadline``, a monotonic time, or once ``stopping()``) the failure
+    is raised; ``also`` are codes retried though the client does not call them retriable.
+    Only the first retry is a warning (none when not ``warn``: the caller has said why),
+    the further ones are at info: an outage is one line, not a flood."""
+    retries = 0
+    while True:
+        try:
+            call()
+            return
+        except KafkaException as error:
+            late = deadline is not None and time.monotonic() >= deadline
+            again = retriable(error.args[0]) or error.args[0].code() in also
+            if not again or late or stopping():
+                raise
+            retries += 1
+            level = logging.WARNING if retries == 1 and warn else logging.INFO
+            log.log(level, what, extra={"error": error.args[0].str()})
+        pause = RETRY_PAUSE_S if deadline is None else deadline - time.monotonic()
+        time.sleep(min(RETRY_PAUSE_S, max(0.0, pause)))
