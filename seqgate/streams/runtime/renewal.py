@@ -28,19 +28,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from confluent_kafka import KafkaError
+from seqgate.streams.runtime.transaction_failures import ABORTED_ON_TIMEOUT, FENCED
 
 __all__ = ["ProducerLost", "RenewalBudget", "renewable"]
 
 # A fence or an epoch the broker no longer accepts: the producer is done with.
-FENCED = frozenset(
-    {
-        KafkaError._FENCED,
-        KafkaError.PRODUCER_FENCED,
-        KafkaError.INVALID_PRODUCER_EPOCH,
-        KafkaError.INVALID_TXN_STATE,
-    }
-)
+_LOST_FOR_GOOD = FENCED | ABORTED_ON_TIMEOUT
 # New producers in a row that failed before any commit: a cause a new one does not cure.
 MOST_RENEWALS_WITHOUT_COMMIT = 3
 # Hung producers kept for the life of the process (threads and sockets each).
@@ -69,7 +62,7 @@ def renewable(
     ``transaction_age_s`` is None when no transaction was open."""
     if hung:
         return True
-    if code not in FENCED or transaction_age_s is None:
+    if code not in _LOST_FOR_GOOD or transaction_age_s is None:
         return False
     return transaction_age_s >= transaction_timeout_s
 

@@ -15,6 +15,7 @@ from confluent_kafka import KafkaError, KafkaException
 
 __all__ = ["OTHER_CALL_PENDING", "RETRY_PAUSE_S", "retriable", "retrying"]
 
+# The retries are the session's: its logger name, which operators filter on, stays the same.
 log = logging.getLogger("seqgate.streams.runtime.session")
 
 # Between two attempts of a transactional call that failed retriably.

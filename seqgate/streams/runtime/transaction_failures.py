@@ -9,7 +9,13 @@ from confluent_kafka import KafkaError
 
 from seqgate.streams.runtime.retrying import OTHER_CALL_PENDING
 
-__all__ = ["FatalErrorTrap", "SessionRole", "describe_fatal"]
+__all__ = ["ABORTED_ON_TIMEOUT", "FENCED", "FatalErrorTrap", "SessionRole", "describe_fatal"]
+
+# The broker aborted the transaction itself (it outlived transaction.timeout.ms) and no
+# longer accepts the producer's epoch.
+ABORTED_ON_TIMEOUT = frozenset({KafkaError.INVALID_TXN_STATE, KafkaError.INVALID_PRODUCER_EPOCH})
+# A newer producer of the transactional.id, or the broker's timeout, fenced this one.
+FENCED = frozenset({KafkaError._FENCED, KafkaError.PRODUCER_FENCED})
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +44,7 @@ def describe_fatal(role: SessionRole, error: KafkaError) -> str:
     """One line: what stopped the transactions, and what to do."""
     name, timeout_ms = role.name, role.transaction_timeout_ms
     restart = f"restart the {name} (it resumes from the committed offsets)"
-    if error.code() in (KafkaError.INVALID_TXN_STATE, KafkaError.INVALID_PRODUCER_EPOCH):
+    if error.code() in ABORTED_ON_TIMEOUT:
         return (
             f"the broker aborted this {name}'s transaction ({error.str()}): it stayed open"
             f" longer than --transaction-timeout-ms ({timeout_ms} ms) while the {name} could"
@@ -46,7 +52,7 @@ def describe_fatal(role: SessionRole, error: KafkaError) -> str:
             f" {restart}; where such outages are expected, raise --transaction-timeout-ms"
             " (at most the broker's transaction.max.timeout.ms)"
         )
-    if error.code() in (KafkaError._FENCED, KafkaError.PRODUCER_FENCED):
+    if error.code() in FENCED:
         return (
             f"{name} fenced (transactional.id {role.transactional_id}): either another"
             f" {name} runs with the same {role.id_option} (give each a distinct one), or"
