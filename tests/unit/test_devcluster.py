@@ -25,6 +25,10 @@ from seqgate.streams.devtools.broker.cluster_config import (
     replication_defaults,
 )
 from seqgate.streams.devtools.broker.cluster_handle import cluster_from_json
+from seqgate.streams.devtools.broker.files import write_json_atomic
+from seqgate.streams.devtools.broker.handle import BrokerHandle
+from seqgate.streams.devtools.broker.locations import KAFKA_VERSION
+from seqgate.streams.devtools.broker.recorded import RecordedAccess
 from seqgate.streams.devtools.broker.security import SecurityMaterial
 
 NOT_HERE = "203.0.113.7"  # TEST-NET-3: never an address of this machine
@@ -121,6 +125,35 @@ def test_state_file_round_trip(tmp_path: Path) -> None:
     assert loaded.bootstrap_servers == "10.200.0.1:40001,10.200.0.1:40003,10.200.0.1:40005"
     assert [n.pid for n in loaded.nodes] == [999_991, 999_992, 999_993]
     assert cluster_from_json(json.loads(state.read_text())) == _cluster(tmp_path)
+
+
+def test_broker_record_round_trip_and_old_records_read_as_defaults(tmp_path: Path) -> None:
+    """A single broker's record keeps the same client-access fields as a cluster's
+    (recorded.RecordedAccess); a record written before they existed reads as plaintext."""
+    state = tmp_path / "state.json"
+    broker = BrokerHandle(
+        bootstrap_servers="127.0.0.1:40001",
+        pid=999_991,
+        data_dir=tmp_path / "data",
+        port=40001,
+        controller_port=40002,
+        state_file=state,
+        security="sasl_ssl",
+        client_properties=tmp_path / "client.properties",
+        ca_file=tmp_path / "tls" / "ca.pem",
+    )
+    write_json_atomic(state, broker.to_json())
+    assert load_state(state) == broker
+    old = {k: v for k, v in broker.to_json().items() if k not in RecordedAccess._fields}
+    state.write_text(json.dumps(old))
+    loaded = load_state(state)
+    assert loaded is not None
+    assert loaded.access == RecordedAccess()
+    assert (loaded.security, loaded.client_properties, loaded.kafka_version) == (
+        "plaintext",
+        None,
+        KAFKA_VERSION,
+    )
 
 
 def test_single_and_cluster_records_ignore_each_other(tmp_path: Path) -> None:

@@ -14,14 +14,14 @@ of controllers (two of three) runs.
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from seqgate.streams.devtools.broker import security as sec
-from seqgate.streams.devtools.broker.attempts import check_security_mode, start_with_port_retries
+from seqgate.streams.devtools.broker.attempts import StartOptions, StartPlan, start, throwaway
 from seqgate.streams.devtools.broker.cluster_config import (
     MAX_NODES,
     NODE_JVM_FLAGS,
@@ -37,23 +37,12 @@ from seqgate.streams.devtools.broker.cluster_handle import (
 )
 from seqgate.streams.devtools.broker.cluster_nodes import await_nodes, spawn_node, stop_nodes
 from seqgate.streams.devtools.broker.config import cluster_id
-from seqgate.streams.devtools.broker.datadir import (
-    prepare_data_dir,
-    throwaway_data_dir,
-    wipeable_entries,
-)
+from seqgate.streams.devtools.broker.datadir import prepare_data_dir
 from seqgate.streams.devtools.broker.errors import BrokerError
-from seqgate.streams.devtools.broker.files import Progress, file_lock, resource_bytes, say
+from seqgate.streams.devtools.broker.files import Progress, resource_bytes, say
 from seqgate.streams.devtools.broker.handle import is_running, load_state
-from seqgate.streams.devtools.broker.jars import ensure_kafka_jars
 from seqgate.streams.devtools.broker.jvm import address_in_use, format_storage
-from seqgate.streams.devtools.broker.locations import (
-    HOST,
-    KAFKA_VERSION,
-    default_data_dir,
-    default_state_file,
-)
-from seqgate.streams.devtools.broker.toolchain import find_java
+from seqgate.streams.devtools.broker.locations import HOST, KAFKA_VERSION, default_state_file
 
 __all__ = ["running_cluster", "start_cluster", "stop_cluster"]
 
@@ -77,27 +66,15 @@ def start_cluster(
     ``start_broker``. Returns once every node answers and the metadata lists all brokers
     (within ``timeout`` s); raises :class:`BrokerError` otherwise, leaving no node running.
     """
-    check_security_mode(security)
     if not 1 <= nodes <= MAX_NODES:
         raise BrokerError(f"a development cluster has 1 to {MAX_NODES} nodes, not {nodes}")
-    listen_address = validate_listen_address(listen_address)
-    state_path = (state_file or default_state_file()).absolute()
-    with file_lock(state_path.with_name(state_path.name + ".lock")):
-        existing = _recorded_cluster(state_path, nodes, security, listen_address, reuse_running)
-        if existing is not None:
-            return existing
-        java = find_java()
-        data_dir = (data_dir or default_data_dir()).absolute()
-        if data_dir.is_dir() and wipeable_entries(data_dir):
-            prepare_data_dir(data_dir)  # raises before the (slow) jar resolution
-        start = _ClusterStart(
-            java, ensure_kafka_jars(progress), data_dir, state_path, nodes, security,
-            listen_address, timeout, detach, progress,
-        )  # fmt: skip
-        started_dir = data_dir
-        return start_with_port_retries(
-            start.attempt, lambda: _any_address_in_use(started_dir, nodes), progress
-        )
+    host = validate_listen_address(listen_address)
+    return start(
+        StartOptions(data_dir, state_file, security, timeout, detach, progress),
+        recorded=lambda path: _recorded_cluster(path, nodes, security, host, reuse_running),
+        attempt=_ClusterStart(nodes, host).attempt,
+        ports_taken=lambda directory: _any_address_in_use(directory, nodes),
+    )
 
 
 def _any_address_in_use(data_dir: Path, nodes: int) -> bool:
@@ -135,35 +112,27 @@ def _recorded_cluster(
 
 @dataclass(frozen=True, slots=True)
 class _ClusterStart:
-    """What every attempt of one :func:`start_cluster` call shares."""
+    """The attempts of one :func:`start_cluster` call: ``nodes`` nodes on ``host``."""
 
-    java: str
-    libs: Path
-    data_dir: Path
-    state_path: Path
     nodes: int
-    security: str
     host: str
-    timeout: float
-    detach: bool
-    progress: Progress | None
 
-    def attempt(self) -> tuple[ClusterHandle | None, str, Path]:
+    def attempt(self, plan: StartPlan) -> tuple[ClusterHandle | None, str, Path]:
         """Wipe, configure, format and launch every node on new ports: ``(handle, "", dir)``,
         or ``(None, reason, dir of the failed node)`` with no node left running."""
-        handle, format_extra = self._configure()
-        say(self.progress, f"formatting the storage of {self.nodes} nodes in {self.data_dir}")
-        self._format(handle, format_extra)
+        handle, format_extra = self._configure(plan)
+        say(plan.progress, f"formatting the storage of {self.nodes} nodes in {plan.data_dir}")
+        self._format(plan, handle, format_extra)
         say(
-            self.progress,
+            plan.progress,
             f"starting Apache Kafka {KAFKA_VERSION}, {self.nodes} nodes on "
-            f"{handle.bootstrap_servers} (logs: {self.data_dir}/node-*/server.log)",
+            f"{handle.bootstrap_servers} (logs: {plan.data_dir}/node-*/server.log)",
         )
         started = time.monotonic()
         try:
             for node in handle.nodes:
-                spawn_node(self.java, self.libs, node, watched=handle.watched)
-            reason = await_nodes(handle, [n.node_id for n in handle.nodes], self.timeout)
+                spawn_node(plan.java, plan.libs, node, watched=handle.watched)
+            reason = await_nodes(handle, [n.node_id for n in handle.nodes], plan.timeout)
         except BaseException:  # e.g. Ctrl-C: leave no half-started cluster behind
             stop_nodes(handle.nodes, 10.0)
             raise
@@ -175,37 +144,37 @@ class _ClusterStart:
             return None, reason, (failed or handle.nodes[0]).data_dir
         handle.save()
         say(
-            self.progress,
+            plan.progress,
             f"cluster ready at {handle.bootstrap_servers} (pids "
             f"{', '.join(str(n.pid) for n in handle.nodes)}) after "
             f"{time.monotonic() - started:.1f} s",
         )
-        return handle, "", self.data_dir
+        return handle, "", plan.data_dir
 
-    def _configure(self) -> tuple[ClusterHandle, list[str] | None]:
+    def _configure(self, plan: StartPlan) -> tuple[ClusterHandle, list[str] | None]:
         """The wiped data dir, with the security material and each node's properties; the
         handle, and the extra format arguments (the SCRAM user, made on every node)."""
-        prepare_data_dir(self.data_dir)
+        prepare_data_dir(plan.data_dir)
         material = (
-            sec.create_sasl_ssl_material(self.data_dir, [self.host])
-            if self.security == sec.SASL_SSL
+            sec.create_sasl_ssl_material(plan.data_dir, [self.host])
+            if plan.security == sec.SASL_SSL
             else None
         )
         ports = allocate_ports(self.nodes, self.host)
         handle = ClusterHandle(
-            data_dir=self.data_dir,
+            data_dir=plan.data_dir,
             cluster_id=cluster_id(),
             nodes=[],
             listen_address=self.host,
-            security=self.security,
+            security=plan.security,
             client_properties=material.client_properties if material else None,
             ca_file=material.ca_file if material else None,
-            state_file=self.state_path,
-            watched=not self.detach,
+            state_file=plan.state_path,
+            watched=not plan.detach,
         )
         log4j = resource_bytes("log4j2.xml")
         for node_ports in ports:
-            node_dir = self.data_dir / node_dir_name(node_ports.node_id)
+            node_dir = plan.data_dir / node_dir_name(node_ports.node_id)
             node_dir.mkdir()
             (node_dir / "log4j2.xml").write_bytes(log4j)
             write_node_properties(node_dir, node_ports, ports, self.host, material)
@@ -216,13 +185,13 @@ class _ClusterStart:
             )
         return handle, sec.format_arguments(material) if material else None
 
-    def _format(self, handle: ClusterHandle, extra: list[str] | None) -> None:
+    def _format(self, plan: StartPlan, handle: ClusterHandle, extra: list[str] | None) -> None:
         """Format every node's storage with the one cluster id (in parallel: a JVM each)."""
 
         def run(node: NodeHandle) -> None:
             format_storage(
-                self.java,
-                self.libs,
+                plan.java,
+                plan.libs,
                 node.data_dir,
                 node.data_dir / "server.properties",
                 extra,
@@ -250,7 +219,6 @@ def stop_cluster(cluster: ClusterHandle | Path | None = None, timeout: float = 3
             cluster.state_file.unlink(missing_ok=True)
 
 
-@contextlib.contextmanager
 def running_cluster(
     nodes: int = 3,
     *,
@@ -259,22 +227,15 @@ def running_cluster(
     listen_address: str = HOST,
     timeout: float = 120.0,
     progress: Progress | None = None,
-) -> Iterator[ClusterHandle]:
+) -> contextlib.AbstractContextManager[ClusterHandle]:
     """A throwaway cluster for tests, stopped when the block exits (as ``running_broker``:
     state in ``<data_dir>/state.json``, a watchdog per node, a temporary dir by default)."""
-    with throwaway_data_dir(data_dir, "seqgate-cluster-") as directory:
-        handle = start_cluster(
-            directory,
-            nodes,
-            timeout=timeout,
-            state_file=directory / "state.json",
-            progress=progress,
-            reuse_running=False,
-            detach=False,
-            security=security,
-            listen_address=listen_address,
-        )
-        try:
-            yield handle
-        finally:
-            stop_cluster(handle)
+    start_in = functools.partial(
+        start_cluster,
+        nodes=nodes,
+        timeout=timeout,
+        progress=progress,
+        security=security,
+        listen_address=listen_address,
+    )
+    return throwaway(start_in, stop_cluster, data_dir, "seqgate-cluster-")

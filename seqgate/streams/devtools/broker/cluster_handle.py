@@ -21,6 +21,7 @@ from seqgate.streams.devtools.broker.files import write_json_atomic
 from seqgate.streams.devtools.broker.locations import HOST, KAFKA_VERSION
 from seqgate.streams.devtools.broker.probe import broker_answers
 from seqgate.streams.devtools.broker.processes import is_broker_process
+from seqgate.streams.devtools.broker.recorded import RecordedAccess
 
 __all__ = [
     "ClusterHandle",
@@ -161,12 +162,9 @@ class ClusterHandle:
             "bootstrap_servers": self.bootstrap_servers,
             "data_dir": str(self.data_dir),
             "listen_address": self.listen_address,
-            "security": self.security,
-            "client_properties": None
-            if self.client_properties is None
-            else str(self.client_properties),
-            "ca_file": None if self.ca_file is None else str(self.ca_file),
-            "kafka_version": self.kafka_version,
+            **RecordedAccess(
+                self.security, self.client_properties, self.ca_file, self.kafka_version
+            ).to_json(),
             "nodes": [n.to_json() for n in self.nodes],
         }
 
@@ -174,10 +172,6 @@ class ClusterHandle:
         """Rewrite the state file (if the cluster has one) with the nodes' current pids."""
         if self.state_file is not None:
             write_json_atomic(self.state_file, self.to_json())
-
-
-def _opt_path(value: Any) -> Path | None:
-    return None if value is None else Path(str(value))
 
 
 def cluster_from_json(data: dict[str, Any], state_file: Path | None = None) -> ClusterHandle:
@@ -199,11 +193,8 @@ def cluster_from_json(data: dict[str, Any], state_file: Path | None = None) -> C
         cluster_id=str(data["cluster_id"]),
         nodes=nodes,
         listen_address=str(data.get("listen_address", HOST)),
-        security=str(data.get("security", sec.PLAINTEXT)),
-        client_properties=_opt_path(data.get("client_properties")),
-        ca_file=_opt_path(data.get("ca_file")),
         state_file=state_file,
-        kafka_version=str(data.get("kafka_version", KAFKA_VERSION)),
+        **RecordedAccess.from_json(data)._asdict(),
     )
 
 

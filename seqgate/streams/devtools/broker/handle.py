@@ -18,6 +18,7 @@ from seqgate.streams.devtools.broker import security as sec
 from seqgate.streams.devtools.broker.locations import KAFKA_VERSION, default_state_file
 from seqgate.streams.devtools.broker.probe import broker_answers
 from seqgate.streams.devtools.broker.processes import is_broker_process
+from seqgate.streams.devtools.broker.recorded import RecordedAccess
 
 __all__ = ["BrokerHandle", "broker_status", "is_running", "load_state"]
 
@@ -61,24 +62,19 @@ class BrokerHandle:
             "data_dir": str(self.data_dir),
             "port": self.port,
             "controller_port": self.controller_port,
-            "kafka_version": self.kafka_version,
             "log_file": str(self.log_file),
-            "security": self.security,
-            "client_properties": _opt_str(self.client_properties),
-            "ca_file": _opt_str(self.ca_file),
+            **self.access.to_json(),
         }
+
+    @property
+    def access(self) -> RecordedAccess:
+        return RecordedAccess(
+            self.security, self.client_properties, self.ca_file, self.kafka_version
+        )
 
     def answers(self, timeout: float = 5.0) -> bool:
         """:func:`broker_answers` with this broker's client settings."""
         return broker_answers(self.bootstrap_servers, timeout, properties=self.client_properties)
-
-
-def _opt_str(path: Path | None) -> str | None:
-    return None if path is None else str(path)
-
-
-def _opt_path(value: Any) -> Path | None:
-    return None if value is None else Path(str(value))
 
 
 def load_state(state_file: Path | None = None) -> BrokerHandle | None:
@@ -99,10 +95,7 @@ def load_state(state_file: Path | None = None) -> BrokerHandle | None:
             port=int(data["port"]),
             controller_port=int(data["controller_port"]),
             state_file=path,
-            kafka_version=str(data.get("kafka_version", KAFKA_VERSION)),
-            security=str(data.get("security", sec.PLAINTEXT)),
-            client_properties=_opt_path(data.get("client_properties")),
-            ca_file=_opt_path(data.get("ca_file")),
+            **RecordedAccess.from_json(data)._asdict(),
         )
     except FileNotFoundError:
         return None

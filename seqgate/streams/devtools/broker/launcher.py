@@ -30,39 +30,21 @@ The jars come from :mod:`~seqgate.streams.devtools.broker.jars`, ``server.proper
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from seqgate.streams.devtools.broker import security as sec
-from seqgate.streams.devtools.broker.attempts import check_security_mode, start_with_port_retries
+from seqgate.streams.devtools.broker.attempts import StartOptions, StartPlan, start, throwaway
 from seqgate.streams.devtools.broker.cluster_handle import load_cluster_state
 from seqgate.streams.devtools.broker.config import free_ports, write_server_properties
-from seqgate.streams.devtools.broker.datadir import (
-    prepare_data_dir,
-    throwaway_data_dir,
-    wipeable_entries,
-)
+from seqgate.streams.devtools.broker.datadir import prepare_data_dir
 from seqgate.streams.devtools.broker.errors import BrokerError
-from seqgate.streams.devtools.broker.files import (
-    Progress,
-    file_lock,
-    resource_bytes,
-    say,
-    write_json_atomic,
-)
+from seqgate.streams.devtools.broker.files import Progress, resource_bytes, say, write_json_atomic
 from seqgate.streams.devtools.broker.handle import BrokerHandle, is_running, load_state
-from seqgate.streams.devtools.broker.jars import ensure_kafka_jars
 from seqgate.streams.devtools.broker.jvm import address_in_use, format_storage, launch
-from seqgate.streams.devtools.broker.locations import (
-    HOST,
-    KAFKA_VERSION,
-    default_data_dir,
-    default_state_file,
-)
+from seqgate.streams.devtools.broker.locations import HOST, KAFKA_VERSION
 from seqgate.streams.devtools.broker.processes import terminate
-from seqgate.streams.devtools.broker.toolchain import find_java
 from seqgate.streams.devtools.broker.watchdog import disarm_watchdog, spawn_watchdog
 
 __all__ = ["running_broker", "start_broker", "stop_broker"]
@@ -101,32 +83,12 @@ def start_broker(
     Waits up to ``timeout`` seconds for the broker to return metadata. Raises
     :class:`BrokerError` (with the tail of ``server.log`` when the broker itself failed).
     """
-    check_security_mode(security)
-    state_path = (state_file or default_state_file()).absolute()
-    with file_lock(state_path.with_name(state_path.name + ".lock")):
-        existing = _recorded_broker(state_path, security, reuse_running)
-        if existing is not None:
-            return existing
-        java = find_java()
-        data_dir = (data_dir or default_data_dir()).absolute()
-        if data_dir.is_dir() and wipeable_entries(data_dir):
-            prepare_data_dir(data_dir)  # raises before the (slow) jar resolution
-        start = _Start(
-            java=java,
-            libs=ensure_kafka_jars(progress),
-            data_dir=data_dir,
-            state_path=state_path,
-            security=security,
-            timeout=timeout,
-            detach=detach,
-            progress=progress,
-        )
-        started_dir = data_dir
-        return start_with_port_retries(
-            lambda: (*start.attempt(), started_dir),
-            lambda: address_in_use(started_dir),
-            progress,
-        )
+    return start(
+        StartOptions(data_dir, state_file, security, timeout, detach, progress),
+        recorded=lambda state_path: _recorded_broker(state_path, security, reuse_running),
+        attempt=_attempt,
+        ports_taken=address_in_use,
+    )
 
 
 def _recorded_broker(state_path: Path, security: str, reuse_running: bool) -> BrokerHandle | None:
@@ -165,68 +127,54 @@ def _recorded_broker(state_path: Path, security: str, reuse_running: bool) -> Br
     )
 
 
-@dataclass(frozen=True, slots=True)
-class _Start:
-    """What every attempt of one :func:`start_broker` call shares."""
-
-    java: str
-    libs: Path
-    data_dir: Path
-    state_path: Path
-    security: str
-    timeout: float
-    detach: bool
-    progress: Progress | None
-
-    def attempt(self) -> tuple[BrokerHandle | None, str]:
-        """Wipe, configure, format and launch on new ports: ``(handle, "")``, or
-        ``(None, reason)`` when the broker did not come up."""
-        data_dir = self.data_dir
-        prepare_data_dir(data_dir)
-        (data_dir / "log4j2.xml").write_bytes(resource_bytes("log4j2.xml"))
-        port, controller_port = free_ports(2)
-        material = sec.create_sasl_ssl_material(data_dir) if self.security == sec.SASL_SSL else None
-        props = write_server_properties(data_dir, port, controller_port, material)
-        say(self.progress, f"formatting broker storage in {data_dir}")
-        format_storage(
-            self.java,
-            self.libs,
-            data_dir,
-            props,
-            sec.format_arguments(material) if material else None,
-        )
-        client_props = material.client_properties if material else None
-        say(
-            self.progress,
-            f"starting Apache Kafka {KAFKA_VERSION} on {HOST}:{port} "
-            f"(log: {data_dir / 'server.log'})",
-        )
-        started = time.monotonic()
-        process, reason = launch(
-            self.java, self.libs, data_dir, props, port, self.timeout, client_props
-        )
-        if process is None:
-            return None, reason
-        handle = BrokerHandle(
-            bootstrap_servers=f"{HOST}:{port}",
-            pid=process.pid,
-            data_dir=data_dir,
-            port=port,
-            controller_port=controller_port,
-            state_file=self.state_path,
-            security=self.security,
-            client_properties=client_props,
-            ca_file=material.ca_file if material else None,
-            _process=process,
-            _watchdog=None if self.detach else spawn_watchdog(process.pid),
-        )
-        write_json_atomic(self.state_path, handle.to_json())
-        say(
-            self.progress,
-            f"broker ready at {handle.bootstrap_servers} (pid {handle.pid}) "
-            f"after {time.monotonic() - started:.1f} s",
-        )
-        return handle, ""
+def _attempt(plan: StartPlan) -> tuple[BrokerHandle | None, str, Path]:
+    """Wipe, configure, format and launch on new ports: ``(handle, "", data dir)``, or
+    ``(None, reason, data dir)`` when the broker did not come up."""
+    data_dir = plan.data_dir
+    prepare_data_dir(data_dir)
+    (data_dir / "log4j2.xml").write_bytes(resource_bytes("log4j2.xml"))
+    port, controller_port = free_ports(2)
+    material = sec.create_sasl_ssl_material(data_dir) if plan.security == sec.SASL_SSL else None
+    props = write_server_properties(data_dir, port, controller_port, material)
+    say(plan.progress, f"formatting broker storage in {data_dir}")
+    format_storage(
+        plan.java,
+        plan.libs,
+        data_dir,
+        props,
+        sec.format_arguments(material) if material else None,
+    )
+    client_props = material.client_properties if material else None
+    say(
+        plan.progress,
+        f"starting Apache Kafka {KAFKA_VERSION} on {HOST}:{port} (log: {data_dir / 'server.log'})",
+    )
+    started = time.monotonic()
+    process, reason = launch(
+        plan.java, plan.libs, data_dir, props, port, plan.timeout, client_props
+    )
+    if process is None:
+        return None, reason, data_dir
+    handle = BrokerHandle(
+        bootstrap_servers=f"{HOST}:{port}",
+        pid=process.pid,
+        data_dir=data_dir,
+        port=port,
+        controller_port=controller_port,
+        state_file=plan.state_path,
+        security=plan.security,
+        client_properties=client_props,
+        ca_file=material.ca_file if material else None,
+        _process=process,
+        _watchdog=None if plan.detach else spawn_watchdog(process.pid),
+    )
+    write_json_atomic(plan.state_path, handle.to_json())
+    say(
+        plan.progress,
+        f"broker ready at {handle.bootstrap_servers} (pid {handle.pid}) "
+        f"after {time.monotonic() - started:.1f} s",
+    )
+    return handle, "", data_dir
 
 
 def stop_broker(handle: BrokerHandle | Path | None = None, timeout: float = 30.0) -> None:
@@ -252,14 +200,13 @@ def stop_broker(handle: BrokerHandle | Path | None = None, timeout: float = 30.0
             handle.state_file.unlink(missing_ok=True)
 
 
-@contextlib.contextmanager
 def running_broker(
     data_dir: Path | None = None,
     *,
     timeout: float = 90.0,
     progress: Progress | None = None,
     security: str = sec.PLAINTEXT,
-) -> Iterator[BrokerHandle]:
+) -> contextlib.AbstractContextManager[BrokerHandle]:
     """A throwaway broker for tests and demos; stopped when the block exits.
 
     It runs in ``data_dir`` (default: a new temporary directory, removed afterwards) and
@@ -267,17 +214,7 @@ def running_broker(
     ``seqgate broker up``. If this process dies without leaving the block, a watchdog
     process stops the broker. ``security`` is as for :func:`start_broker`.
     """
-    with throwaway_data_dir(data_dir, "seqgate-broker-") as directory:
-        handle = start_broker(
-            directory,
-            timeout=timeout,
-            state_file=directory / "state.json",
-            progress=progress,
-            reuse_running=False,
-            detach=False,
-            security=security,
-        )
-        try:
-            yield handle
-        finally:
-            stop_broker(handle)
+    start_in = functools.partial(
+        start_broker, timeout=timeout, progress=progress, security=security
+    )
+    return throwaway(start_in, stop_broker, data_dir, "seqgate-broker-")
