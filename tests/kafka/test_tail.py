@@ -12,6 +12,7 @@ names an unknown topic in one line with exit code 2.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import subprocess
@@ -149,6 +150,11 @@ def test_max_and_partition_and_offset(written: Written) -> None:
     last = every[-1]["offset"]
     at = lines(tail(written.bootstrap, "--partition", "0", "--offset", str(last), written.topic))
     assert [(line["partition"], line["offset"]) for line in at] == [(0, last)]
+    beyond = tail(written.bootstrap, "--partition", "0", "--offset", "99", written.topic)
+    assert beyond.returncode == 2
+    assert beyond.stderr.splitlines() == [
+        f"error: --offset 99: partition 0 of {written.topic} holds offsets 0 to {last + 1}"
+    ]
 
 
 def test_tail_commits_nothing(written: Written) -> None:
@@ -174,46 +180,88 @@ def test_an_unknown_partition_is_one_line_and_code_2(written: Written) -> None:
     ]
 
 
-Following = tuple[str, subprocess.Popen[str]]
+@dataclass
+class Running:
+    """A `seqgate tail` process and the lines it printed so far (read by a thread)."""
+
+    process: subprocess.Popen[str]
+    printed: list[dict[str, Any]]
+
+    def event_keys(self) -> list[str]:
+        return [line["value"]["event"]["key"] for line in self.printed]
+
+    def stopped_cleanly(self) -> bool:
+        self.process.send_signal(signal.SIGTERM)
+        _, stderr = self.process.communicate(timeout=30)
+        return self.process.returncode == 0 and stderr == ""
 
 
-@pytest.fixture
-def following(kafka_bootstrap: str, unique_name: str) -> Iterator[Following]:
-    """`tail --from-beginning --follow` of a topic holding one record."""
-    create_topic(kafka_bootstrap, unique_name, partitions=1)
-    produce(kafka_bootstrap, unique_name, [(b"k", OUTBOX_RECORD.encode(outbox("first", 1)))])
+def _read(process: subprocess.Popen[str], printed: list[dict[str, Any]], most: int | None) -> None:
+    assert process.stdout is not None
+    for line in process.stdout:
+        printed.append(json.loads(line))
+        if len(printed) == most:
+            process.stdout.close()  # as `head -n 1` does
+            return
+
+
+@contextlib.contextmanager
+def running_tail(bootstrap: str, *args: str, most: int | None = None) -> Iterator[Running]:
+    """`seqgate tail ARGS` in the background; its reader stops after `most` lines."""
     process = subprocess.Popen(
-        [*command(kafka_bootstrap), "--from-beginning", "--follow", unique_name],
+        [*command(bootstrap), *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env=clean_env(),
         cwd=REPO,
     )
+    printed: list[dict[str, Any]] = []
+    threading.Thread(target=_read, args=(process, printed, most), daemon=True).start()
     try:
-        yield unique_name, process
+        yield Running(process, printed)
     finally:
         if process.poll() is None:
             process.kill()
-        process.communicate()
+            process.wait(30)
 
 
-def test_follow_prints_new_records_until_sigterm(
-    kafka_bootstrap: str, following: Following
-) -> None:
-    topic, process = following
-    assert process.stdout is not None
-    printed: list[dict[str, Any]] = []
-    reader = threading.Thread(
-        target=lambda: printed.extend(json.loads(line) for line in process.stdout or ()),
-        daemon=True,
-    )
-    reader.start()
-    wait_for(lambda: len(printed) == 1, 60, "the existing record")
-    produce(kafka_bootstrap, topic, [(b"k", OUTBOX_RECORD.encode(outbox("second", 2)))])
-    wait_for(lambda: len(printed) == 2, 60, "the new record")
-    assert [line["value"]["event"]["key"] for line in printed] == ["first", "second"]
-    process.send_signal(signal.SIGTERM)
-    assert process.wait(timeout=30) == 0
-    reader.join(10)
-    assert process.stderr is not None and process.stderr.read() == ""
+def add(bootstrap: str, topic: str, key: str, number: int) -> None:
+    produce(bootstrap, topic, [(b"k", OUTBOX_RECORD.encode(outbox(key, number)))])
+
+
+@pytest.fixture
+def one_record(kafka_bootstrap: str, unique_name: str) -> str:
+    """A topic of one partition holding one outbox record, `first`."""
+    create_topic(kafka_bootstrap, unique_name, partitions=1)
+    add(kafka_bootstrap, unique_name, "first", 1)
+    return unique_name
+
+
+def test_follow_prints_new_records_until_sigterm(kafka_bootstrap: str, one_record: str) -> None:
+    with running_tail(kafka_bootstrap, "--from-beginning", "--follow", one_record) as run:
+        wait_for(lambda: len(run.printed) == 1, 60, "the existing record")
+        add(kafka_bootstrap, one_record, "second", 2)
+        wait_for(lambda: len(run.printed) == 2, 60, "the new record")
+        assert run.event_keys() == ["first", "second"]
+        assert run.stopped_cleanly()
+
+
+def test_without_a_start_it_follows_from_the_end(kafka_bootstrap: str, one_record: str) -> None:
+    with running_tail(kafka_bootstrap, one_record) as run:
+        # Nothing tells when it has taken the ends: add records until one is printed.
+        for number in range(2, 60):
+            add(kafka_bootstrap, one_record, f"new-{number}", number)
+            with contextlib.suppress(AssertionError):
+                wait_for(lambda: bool(run.printed), 2, "a new record")
+                break
+        assert run.printed and "first" not in run.event_keys(), run.printed
+        assert run.stopped_cleanly()
+
+
+def test_a_reader_that_goes_away_ends_it_quietly(kafka_bootstrap: str, one_record: str) -> None:
+    with running_tail(kafka_bootstrap, "--from-beginning", "--follow", one_record, most=1) as run:
+        wait_for(lambda: len(run.printed) == 1, 60, "the existing record")
+        add(kafka_bootstrap, one_record, "second", 2)  # its line meets the closed pipe
+        _, stderr = run.process.communicate(timeout=60)
+        assert run.process.returncode == 0 and stderr == ""

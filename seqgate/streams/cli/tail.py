@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any
 
 import click
 
 from seqgate.streams.cli.app import cli
 from seqgate.streams.cli.options import (
     DEFAULT_AUDIT_TOPIC,
+    F,
     application_option,
     kafka_options,
     setting,
@@ -24,7 +24,7 @@ from seqgate.streams.runtime.kafka_settings import KafkaSettings
 from seqgate.streams.tools.tail import RECORD_TYPES
 
 
-def _reading_options(func: Any) -> Any:
+def _reading_options(func: F) -> F:
     """Where to start and stop, and how to decode."""
     options = [
         click.option(

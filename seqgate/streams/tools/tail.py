@@ -206,12 +206,17 @@ def _plan(request: TailRequest) -> dict[int, tuple[int, int]]:
         admin, request.topic, partitions
     )
     if request.start == "end":
-        begins = ends
-    else:
-        earliest = earliest_offsets(admin, request.topic, partitions)
-        offset = 0 if request.start == "beginning" else int(request.start)
-        begins = {p: max(offset, earliest[p]) for p in partitions}
-    return {p: (begins[p], ends[p]) for p in partitions}
+        return {p: (ends[p], ends[p]) for p in partitions}
+    earliest = earliest_offsets(admin, request.topic, partitions)
+    offset = 0 if request.start == "beginning" else int(request.start)
+    for p in partitions:
+        if offset > ends[p]:
+            # Past the end the consumer would start over from the earliest record.
+            raise TailError(
+                f"--offset {offset}: partition {p} of {request.topic} holds offsets"
+                f" {earliest[p]} to {ends[p] - 1}"
+            )
+    return {p: (max(offset, earliest[p]), ends[p]) for p in partitions}
 
 
 def _consumer(request: TailRequest) -> Consumer:
