@@ -65,6 +65,7 @@ _FAMILY_TYPES: Final = {INPUT: "event", OUTBOX: "outbox", REJECTED: "rejected", 
 _FOLLOW_BATCH: Final = 500
 # How long one wait for records lasts while following: how soon a signal is noticed.
 _FOLLOW_WAIT_S: Final = 0.2
+_FOLLOW_FETCH_WAIT_MS: Final = 500  # librdkafka's default
 _STALL_TIMEOUT_S: Final = 60.0
 
 
@@ -223,6 +224,10 @@ def _consumer(request: TailRequest) -> Consumer:
     config = reader_config(request.kafka, "seqgate-tail")
     if not request.committed_only:
         config["isolation.level"] = "read_uncommitted"
+    if request.follow:
+        # The reader's short fetch wait suits reading to the end; while following an idle
+        # topic it would ask the brokers a hundred times a second.
+        config["fetch.wait.max.ms"] = _FOLLOW_FETCH_WAIT_MS
     return Consumer(config)
 
 
