@@ -33,6 +33,7 @@ from seqgate.streams.runtime.topic_check import TopicCheckError
 from seqgate.streams.runtime.topics import TopicConfigError, TopicCreateError
 from seqgate.streams.tools.inspect import InspectError
 from seqgate.streams.tools.reset_plan import ResetError
+from seqgate.streams.tools.tail import TailError
 from seqgate.streams.tools.verify import VerifyError
 from tests.support.paths import REPO
 
@@ -61,6 +62,7 @@ MEMBERS: dict[str, type[Exception]] = {
         VerifyError,
         ResetError,
         InspectError,
+        TailError,
         BrokerError,
         KafkaUnreachableError,
     )

@@ -71,6 +71,7 @@ def required_arguments(command: str, tmp: Path) -> list[str]:
     return {
         "worker": ["--instance-id", "w", "--state-dir", str(tmp / "state")],
         "watermark": ["s3://bucket/key"],
+        "tail": ["object-events"],
         "reset": ["--to-earliest", "--state", "empty"],
         "dispatch": ["--destination", f"sqlite:///{tmp / 'd.db'}"],
         "bridge file": [str(notifications)],

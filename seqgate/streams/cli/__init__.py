@@ -23,6 +23,7 @@ from seqgate.streams.cli import (  # noqa: F401  (register commands)
     parse,
     reset,
     status,
+    tail,
     topics,
     verify,
     watermark,
