@@ -16,6 +16,8 @@ the zombie is fenced (``verify`` proves it wrote nothing that counts after that)
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -166,3 +168,20 @@ def test_isolated_worker_is_fenced_as_a_zombie(
         summary = run.finish()
     last = zombie[-1][:200] if zombie else "(nothing)"
     _report(capsys, "zombie fenced", f"{summary}\n  the zombie's last line: {last}")
+
+
+def test_the_start_check_reaches_the_cluster_through_a_slow_network(
+    cluster: ClusterHandle, namespace: Namespace
+) -> None:
+    """A command started inside 300 ms of delay each way (a worker restarted by its
+    supervisor there, §2.5) must reach the cluster, not exit 3: each metadata request of the
+    start check (runtime/kafka_reach.py) once had 0.5 s, and none was ever answered."""
+    status = [sys.executable, "-m", "seqgate.streams.cli", "status", "--kafka-timeout", "15"]
+    argv = namespace.command([*status, "--bootstrap-servers", cluster.bootstrap_servers])
+    with namespace.degrade(delay_ms=300, loss_pct=0):
+        started = time.monotonic()
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+        took = time.monotonic() - started
+    assert "no broker answered" not in done.stderr, done.stderr
+    assert done.returncode != 3, done.stderr
+    assert took < 30, f"the start check took {took:.1f}s"

@@ -116,14 +116,21 @@ class TransactionalSession:
 
     def init(self) -> None:
         """Fence any earlier incarnation with this transactional.id and abort its open
-        transaction; the caller's failure when the broker does not allow it."""
-        try:
-            self.producer.init_transactions(self._timeout_s)
-        except KafkaException as error:
-            raise self._failed(
-                f"init_transactions for transactional.id {self.role.transactional_id}"
-                f" failed: {error.args[0].str()}"
-            ) from error
+        transaction; the caller's failure when the broker does not allow it. During a write
+        outage (worker/outage.py) it cannot finish, the transaction log taking no writes
+        either: a retriable failure that the outage explains is retried until it ends."""
+        while True:
+            try:
+                self.producer.init_transactions(self._timeout_s)
+                return
+            except KafkaException as error:
+                outage = self._outage
+                if not (retriable(error.args[0]) and outage is not None and outage.waiting()):
+                    raise self._failed(
+                        f"init_transactions for transactional.id {self.role.transactional_id}"
+                        f" failed: {error.args[0].str()}"
+                    ) from error
+            time.sleep(RETRY_PAUSE_S)
 
     def begin(self) -> None:
         self.producer.begin_transaction()
