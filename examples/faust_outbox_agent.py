@@ -3,11 +3,15 @@
 Run it (docs/consumers.md#faust-streaming), against the dev broker for instance:
 
     pip install -e '.[faust]'
-    seqgate broker up                      # prints the bootstrap address last
-    seqgate topics create --bootstrap-servers ADDRESS
-    SEQGATE_BOOTSTRAP_SERVERS=ADDRESS python examples/faust_outbox_agent.py worker -l info
+    export SEQGATE_BOOTSTRAP_SERVERS=$(seqgate broker up | tail -n 1)
+    seqgate topics create
+    seqgate bridge file notifications/guide.jsonl
+    seqgate worker --instance-id w1 &                   # writes the outbox
+    python examples/faust_outbox_agent.py worker -l info --without-web
 
-It is a faust application: ``worker`` is faust's own command (stop it with Ctrl-C).
+It is a faust application: ``worker`` is faust's own command (stop it with Ctrl-C);
+``--without-web``, or faust serves its web pages on 0.0.0.0:6066 (the command line
+decides that, whatever the app's ``web_enabled``: faust/cli/worker.py:94).
 Settings, from the environment:
 
 * ``SEQGATE_BOOTSTRAP_SERVERS`` (else ``KAFKA_BOOTSTRAP_SERVERS``, else 127.0.0.1:9092);
@@ -57,7 +61,6 @@ app = faust.App(
     processing_guarantee="exactly_once",
     consumer_auto_offset_reset="earliest",
     datadir=os.environ.get("SEQGATE_FAUST_DATADIR", "faust-data"),
-    web_enabled=False,
 )
 
 outbox = app.topic(

@@ -52,7 +52,7 @@ class FaustAgent:
 
     def start(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
-        faust_args = ["worker", "--loglevel", "warn"]
+        faust_args = ["worker", "--loglevel", "warn", "--without-web"]
         if self.guarantee is None:
             command = [sys.executable, str(EXAMPLE), *faust_args]
         else:
