@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import AsyncIterator
 from typing import Any
 
 import faust
@@ -113,9 +112,9 @@ def apply(db: sqlite3.Connection, record: Any, identity: str, partition: int, of
 
 
 @app.agent(outbox)
-async def apply_outbox(stream: AsyncIterator[Any]) -> None:
+async def apply_outbox(stream: faust.StreamT[Any]) -> None:
     db = open_db(os.environ.get("SEQGATE_FAUST_DB", "outbox-applied.sqlite"))
-    async for event in stream.events():  # type: ignore[attr-defined]
+    async for event in stream.events():
         message = event.message
         apply(db, event.value, (event.key or b"").decode(), message.partition, message.offset)
 

@@ -5,13 +5,9 @@ Only a faust user imports this module (the optional extra ``seqgate[faust]``);
 codecs with :func:`faust.serializers.codecs.register` (they are also entry points
 of group ``faust.codecs``, so faust finds them by name alone):
 
-=================== ================================ ===================
-codec name          topic                            model
-=================== ================================ ===================
-``seqgate_outbox``  ``object-events.outbox``         :class:`OutboxModel`
-``seqgate_rejected`` ``object-events.rejected``      :class:`RejectedModel`
-``seqgate_decision`` ``object-events.decisions``     :class:`DecisionModel`
-=================== ================================ ===================
+* ``seqgate_outbox``: topic ``object-events.outbox``, model :class:`OutboxModel`;
+* ``seqgate_rejected``: topic ``object-events.rejected``, model :class:`RejectedModel`;
+* ``seqgate_decision``: topic ``object-events.decisions``, model :class:`DecisionModel`.
 
 Decoding accepts both encodings, told apart by the first byte: ``C3`` is Avro
 single-object encoding (what the worker writes), ``00`` the Confluent wire format

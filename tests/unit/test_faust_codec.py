@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from importlib.metadata import entry_points
 from typing import Any
 
 import pytest
@@ -82,3 +83,8 @@ def test_importing_seqgate_schemas_does_not_import_faust() -> None:
     code = "import sys, seqgate.schemas.codec; print('faust' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_codecs_are_faust_entry_points() -> None:
+    found = {e.name: e.load() for e in entry_points(group="faust.codecs")}
+    assert {name: found.get(name) for name in faust_codec.CODEC_NAMES} == faust_codec.CODEC_NAMES
