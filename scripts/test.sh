@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
 echo "== ruff"
-.venv/bin/ruff check seqgate tests
+.venv/bin/ruff check seqgate tests examples
 echo "== mypy --strict"
 .venv/bin/mypy --strict seqgate
 echo "== import layers"

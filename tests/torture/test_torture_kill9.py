@@ -19,26 +19,19 @@ from __future__ import annotations
 
 import os
 import random
-import signal
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.support.kafka_helpers import make_config, wait_for
+from tests.support.kafka_helpers import make_config
+from tests.support.kill_schedule import Input, Kill, kill_once
 from tests.support.torture_helpers import (
-    Feeder,
     GroupProbe,
-    WorkerLauncher,
-    WorkerProcess,
-    Workload,
     build_workload,
     check_stores_match_replay,
     check_verified,
-    input_producer,
     launched,
-    produce_records,
 )
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
@@ -64,86 +57,6 @@ SCHEDULE = (
 )
 
 
-@dataclass
-class Kill:
-    kind: str
-    alive_s: float
-    committed_after: int
-
-
-class Input:
-    """The feeder plus top-ups: when the input runs dry before a kill that needs
-    traffic, re-send random records of the workload (more redeliveries)."""
-
-    def __init__(self, bootstrap: str, topic: str, workload: Workload, seed: int) -> None:
-        self.topic = topic
-        self.workload = workload
-        self.rng = random.Random(seed)
-        preload = int(len(workload) * PRELOAD)
-        self._producer = input_producer(bootstrap)
-        produce_records(self._producer, topic, workload.records[:preload])
-        self.feeder = Feeder(bootstrap, topic, workload.records[preload:], chunk=2_000, pause_s=0.4)
-        self.extra = 0
-
-    @property
-    def produced(self) -> int:
-        return len(self.workload) + self.extra
-
-    def top_up_if_dry(self, probe: GroupProbe) -> None:
-        if self.feeder.done.is_set() and probe.caught_up():
-            extra = self.rng.sample(self.workload.records, 2_000)
-            produce_records(self._producer, self.topic, extra)
-            self.extra += len(extra)
-
-
-def kill_once(
-    launcher: WorkerLauncher, probe: GroupProbe, source: Input, kind: str, rng: random.Random
-) -> Kill:
-    if kind.startswith("kill:"):
-        point = kind.split(":")[1]
-        skip = rng.randrange(100, 5_000) if point == "after_state_update" else rng.randrange(1, 20)
-        worker = launcher.start(INSTANCE, fault=f"{kind}:{skip}")
-
-        def dead() -> bool:
-            source.top_up_if_dry(probe)
-            return not worker.alive()
-
-        wait_for(dead, 180, f"the fault injector to kill the worker ({kind}:{skip})")
-        assert worker.process.returncode == -signal.SIGKILL, _died(worker)
-    elif kind == "delay":
-        worker = launcher.start(INSTANCE)
-        # A random moment, not a synchronization: anywhere from start-up to processing.
-        time.sleep(rng.uniform(0.5, 4.0))
-        assert worker.alive(), _died(worker)
-        worker.kill()
-    else:
-        assert kind == "progress"
-        base = probe.committed_total()
-        while base is None:
-            base = probe.committed_total()
-        target = base + rng.randrange(2_000, 15_000)
-        worker = launcher.start(INSTANCE)
-
-        def progressed() -> bool:
-            source.top_up_if_dry(probe)
-            total = probe.committed_total()
-            return total is not None and total >= target
-
-        wait_for(progressed, 180, f"the worker to commit up to {target} inputs")
-        assert worker.alive(), _died(worker)
-        worker.kill()
-    alive = time.monotonic() - worker.started
-    committed = probe.committed_total()
-    return Kill(kind, alive, committed if committed is not None else -1)
-
-
-def _died(worker: WorkerProcess) -> str:
-    return (
-        f"worker exited with {worker.process.returncode} on its own;"
-        f" stderr:\n{worker.stderr()[-3000:]}"
-    )
-
-
 @pytest.mark.parametrize("run", range(RUNS))
 def test_kill_9_torture(
     kafka_bootstrap: str,
@@ -165,7 +78,7 @@ def test_kill_9_torture(
     kills: list[Kill] = []
     probe = GroupProbe(kafka_bootstrap, config)
     try:
-        source = Input(kafka_bootstrap, config.input_topic, workload, seed)
+        source = Input(kafka_bootstrap, config.input_topic, workload, seed, PRELOAD)
         with launched(
             kafka_bootstrap,
             config,
@@ -176,7 +89,7 @@ def test_kill_9_torture(
         ) as launcher:
             source.feeder.start()
             for kind in schedule:
-                kills.append(kill_once(launcher, probe, source, kind, rng))
+                kills.append(kill_once(launcher, probe, source, kind, rng, INSTANCE))
             source.feeder.join(300)
             last = launcher.start(INSTANCE)
             probe.wait_caught_up(300, "the last worker to process the whole input")

@@ -58,7 +58,7 @@ class _ErrorLine(click.ClickException):
 
     def __init__(self, error: SeqgateError) -> None:
         super().__init__(error.headline())
-        self.exit_code = error.exit_code  # type: ignore[misc]  # click: a ClassVar; here per error
+        self.exit_code = error.exit_code  # type: ignore[misc,unused-ignore]  # click >= 8.4: a ClassVar; here per error
         self.detail = error.detail
 
     def show(self, file: IO[str] | None = None) -> None:
