@@ -6,6 +6,11 @@ a workload of 200,000 events for 20,000 objects with redeliveries and late deliv
 the cluster while the input is fed, and ends with ``verify`` exact and every RocksDB store
 equal to the replay. What happened and how long each recovery took is printed in the test
 output (``-s`` not needed: it is written past the capture).
+
+§2.5, a kill -9 of the worker during each fault: the worker is SIGKILLed and started again
+while the leader of an outbox partition is down, while the second node of the rolling restart
+is stopped, and while two of three nodes are down (the restarted worker must wait out the
+rest of the outage and resume by itself). The bridges' test kills no worker (it has none).
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from tests.support.bridge_outage import Outage, bridges_through_outage
 from tests.support.cluster_faults import REPLICAS, FaultRun, fault_run
 from tests.support.cluster_probe import ClusterProbe
 from tests.support.moto_helpers import moto_server
-from tests.support.torture_helpers import Workload, build_workload
+from tests.support.torture_helpers import WorkerProcess, Workload, build_workload
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 
@@ -127,7 +132,9 @@ def test_rolling_restart_under_load(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """§2.2: restart the three nodes one at a time (SIGTERM, start, wait for the ISR)."""
+    """§2.2 and §2.5: restart the three nodes one at a time (SIGTERM, start, wait for the
+    ISR); while the second one is stopped, kill -9 the worker and start it again: it must
+    fence its predecessor and commit without that node."""
     with fault_run(
         cluster.bootstrap_servers, unique_name, tmp_path, workload, log_level=LOG_LEVEL
     ) as run:
@@ -138,6 +145,14 @@ def test_rolling_restart_under_load(
             cluster.stop_node(node)
             down = run.committed()
             run.note(f"SIGTERM node {node}: stopped in {time.monotonic() - stopped:.1f}s")
+            if node == NODES[1]:
+                killed = run.committed()
+                run.workers["w"].kill()
+                run.note(f"kill -9 of the worker while node {node} is stopped; restarted")
+                run.start_worker()
+                run.wait_progress(
+                    f"the kill -9 without node {node}", beyond=killed, timeout=RECOVERY_S
+                )
             cluster.start_node(node)
             run.cluster.wait_fully_replicated(run.topics[:3], REPLICAS, RECOVERY_S)
             run.note(
@@ -196,6 +211,10 @@ OUTAGE_S = 45.0
 OUTAGE_TIMEOUTS_MS = 120_000
 OUTAGE_WARNING = "Kafka is not taking the worker's writes"
 RENEWED = "a new producer replaces the lost one"
+# How long the outage goes on after the kill -9 of the worker in it: past the 30 s bound of
+# the restarted worker's init_transactions (WorkerConfig.kafka_timeout_s), which cannot
+# finish while the transaction log cannot take writes.
+RESTARTED_OUTAGE_S = 40.0
 
 
 def test_two_of_three_nodes_down(
@@ -205,11 +224,15 @@ def test_two_of_three_nodes_down(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """§2.3: below min.insync.replicas nothing can be written. The worker must stay alive,
-    say so in one warning line naming the partitions that cannot take writes (not a line per
-    attempt), lose and duplicate nothing, and resume by itself when a node returns (the
-    call that waited may be left in librdkafka's hang: the worker then replaces its
-    producer, runtime/renewal.py)."""
+    """§2.3 and §2.5: below min.insync.replicas nothing can be written. The worker must stay
+    alive, say so in one warning line naming the partitions that cannot take writes (not a
+    line per attempt), lose and duplicate nothing, and resume by itself when a node returns
+    (the call that waited may be left in librdkafka's hang: the worker then replaces its
+    producer, runtime/renewal.py). Then, the two nodes still down, it is killed -9 and
+    started again: the new incarnation (which cannot fence its predecessor, nor join its
+    group, until the cluster takes writes) must stay alive through the rest of the outage
+    without a flood of warnings and resume by itself when a node returns. The worker is
+    started twice in all: no restart beyond the deliberate one."""
     with fault_run(
         cluster.bootstrap_servers,
         unique_name,
@@ -235,20 +258,46 @@ def test_two_of_three_nodes_down(
         run.note(f"SIGKILL node {second}: two of three nodes down")
         worker = run.workers["w"]
         worker.survives(OUTAGE_S - (time.monotonic() - down_at))
-        warnings = [line for line in worker.stderr().splitlines() if OUTAGE_WARNING in line]
+        warnings = _lines(worker, OUTAGE_WARNING)
         assert 1 <= len(warnings) <= 3, worker.stderr()[-4000:]
         run.note(f"after {OUTAGE_S:.0f}s: alive, {len(warnings)} outage warning line(s)")
+        said = warnings[0]
+
+        worker.kill()
+        restarted = run.start_worker()
+        run.note("kill -9 of the worker with two of three nodes still down; restarted")
+        # The outage goes on: an exit of the new incarnation is restarted (and noted) here as
+        # a supervisor would, and then fails the count of starts below.
+        run.hold(RESTARTED_OUTAGE_S)
+        repeated = _lines(restarted, OUTAGE_WARNING)
+        assert len(repeated) <= 3, restarted.stderr()[-4000:]
+        state = "alive" if restarted.alive() else f"exited {restarted.process.returncode}"
+        run.note(
+            f"the restarted worker after {RESTARTED_OUTAGE_S:.0f}s of the outage: {state},"
+            f" {len(repeated)} outage warning line(s)"
+        )
+
         cluster.start_node(first)
         back = run.wait_progress(f"node {first} returned", beyond=before, timeout=RECOVERY_S)
-        renewed = [line for line in worker.stderr().splitlines() if RENEWED in line]
+        renewed = _lines(run.workers["w"], RENEWED)
         how = f", after replacing its producer: {renewed[0][:300]}" if renewed else ""
-        run.note(f"resumed by itself {back:.1f}s after node {first} started{how}")
+        extra = len(run.launcher.started) - 2
+        by = "by itself" if extra == 0 else f"after {extra} restart(s) beyond the kill -9"
+        run.note(f"resumed {by} {back:.1f}s after node {first} started{how}")
         cluster.start_node(second)
         run.ride_out()
-        assert len(run.launcher.started) == 1, "the worker was restarted"
         summary = run.finish()
-        said = [line for line in worker.stderr().splitlines() if OUTAGE_WARNING in line]
-    _report(capsys, "two of three nodes down", f"{summary}\n  said: {said[0][:400]}")
+        starts = len(run.launcher.started)
+        assert starts == 2, (
+            f"the worker was started {starts} times, not 2 (the first start and the one after"
+            f" the kill -9): restarted beyond the kill -9:\n{summary}"
+        )
+    _report(capsys, "two of three nodes down, kill -9 in it", f"{summary}\n  said: {said[:400]}")
+
+
+def _lines(worker: WorkerProcess, text: str) -> list[str]:
+    """The lines of ``worker``'s log that contain ``text``."""
+    return [line for line in worker.stderr().splitlines() if text in line]
 
 
 def test_bridges_refuse_their_sources_while_two_of_three_nodes_are_down(

@@ -12,6 +12,12 @@ session timeout and its transaction timeout; cut off from one node only; 300 ms 
 10 % loss each way for 30 s; and a kill -9 while it is cut off. The other test adds a second
 worker outside the namespace: the isolated one becomes a zombie, the other takes over, and
 the zombie is fenced (``verify`` proves it wrote nothing that counts after that).
+
+§2.5, a kill -9 of the worker during each fault: the worker is SIGKILLed and started again
+inside the namespace while it is cut off from one node, while the network is degraded, and
+while it is cut off from the whole cluster; in the zombie test, the zombie is killed while
+cut off (in a second cut, after the first has shown it fenced) and started again inside the
+cut. The short cuts of 5, 30 and 25 s kill no worker: the last step is the kill -9 in a cut.
 """
 
 from __future__ import annotations
@@ -78,6 +84,16 @@ def _cut_for(run: FaultRun, namespace: Namespace, seconds: float, what: str) -> 
     run.wait_progress(f"the {seconds:.0f}s cut healed", beyond=before, timeout=RECOVERY_S)
 
 
+def _kill_and_restart(run: FaultRun, when: str) -> int:
+    """kill -9 the worker ``w`` and start it again in the namespace (the prefix given to
+    ``begin``); the committed inputs at the kill."""
+    committed = run.committed()
+    run.workers["w"].kill()
+    run.start_worker()
+    run.note(f"kill -9 of the worker {when}, at {committed} committed inputs; restarted inside")
+    return committed
+
+
 def test_worker_partitioned_from_the_cluster(
     cluster: ClusterHandle,
     namespace: Namespace,
@@ -105,18 +121,31 @@ def test_worker_partitioned_from_the_cluster(
         before = run.committed()
         with namespace.cut_port(port):
             run.note(f"one node only: node {leader} (port {port}) cut off for 30s")
-            run.hold(30)
+            run.hold(10)
+            killed_at = _kill_and_restart(run, "while one node is cut off")
+            run.hold(20)
             during = run.committed() - before
-        run.note(f"the worker committed {during} inputs while one node was cut off")
-        run.wait_progress("the one-node cut healed", beyond=before, timeout=RECOVERY_S)
+            after_kill = run.committed() - killed_at
+        run.note(
+            f"the worker committed {during} inputs while one node was cut off,"
+            f" {after_kill} of them after the kill -9"
+        )
+        # Progress past what was committed at the kill: the restarted worker's own.
+        run.wait_progress("the one-node cut healed", beyond=killed_at, timeout=RECOVERY_S)
 
         before = run.committed()
         with namespace.degrade(delay_ms=300, loss_pct=10):
             run.note("300 ms delay and 10 % loss each way for 30s")
-            run.hold(30)
+            run.hold(10)
+            killed_at = _kill_and_restart(run, "while degraded")
+            run.hold(20)
             degraded = run.committed() - before
-        run.note(f"the worker committed {degraded} inputs while degraded")
-        run.wait_progress("the degradation ended", beyond=before, timeout=RECOVERY_S)
+            after_kill = run.committed() - killed_at
+        run.note(
+            f"the worker committed {degraded} inputs while degraded,"
+            f" {after_kill} of them after the kill -9"
+        )
+        run.wait_progress("the degradation ended", beyond=killed_at, timeout=RECOVERY_S)
 
         before = run.committed()
         with namespace.cut():
@@ -143,7 +172,13 @@ def test_isolated_worker_is_fenced_as_a_zombie(
     transaction is open; the other takes its partitions; healed at once (inside the zombie's
     transaction timeout, so the broker has not aborted it yet), the zombie's commit must be
     refused (KIP-447: its offsets carry the old group generation) and nothing it wrote after
-    losing its partitions may be read (``verify``)."""
+    losing its partitions may be read (``verify``).
+
+    §2.5, the kill -9 of the zombie, is a second phase: a kill during the first cut would take
+    away the very commit attempt whose refusal this test is about. Once the zombie is back in
+    the group, it is cut off again until the other worker owns every partition, killed -9
+    there, and started again inside the cut; healed, it must take partitions back (its new
+    producer fences what the killed one left open) and both workers go on to ``verify``."""
     with fault_run(
         cluster.bootstrap_servers,
         unique_name,
@@ -163,11 +198,60 @@ def test_isolated_worker_is_fenced_as_a_zombie(
             before = run.committed()
             run.wait_progress("the takeover", beyond=before, timeout=RECOVERY_S)
         run.note(f"healed after {time.monotonic() - started:.1f}s")
-        run.ride_out()
+        partitions = len(run.probe.partitions)
+        run.wait_for_owner("w", 1, RECOVERY_S)
+        run.note(f"w back in the group {time.monotonic() - started:.1f}s after the cut")
+        # The first incarnation's log up to here: the zombie's refused commit and rejoin.
         zombie = run.launcher.started[0].stderr().strip().splitlines()
+
+        started = time.monotonic()
+        with namespace.cut():
+            run.note("worker w cut off again")
+            run.wait_for_owner("outside", partitions, RECOVERY_S)
+            before = run.committed()
+            run.note(
+                f"outside owns every partition {time.monotonic() - started:.1f}s later;"
+                f" kill -9 of the zombie w at {before} committed inputs; restarted inside the cut"
+            )
+            run.workers["w"].kill()
+            run.start_worker("w")  # inside the namespace: the prefix given to begin
+            run.hold(10)
+        healed = time.monotonic()
+        run.note(f"healed after {healed - started:.1f}s")
+        mine = _wait_commits_of(run, "w", RECOVERY_S)
+        run.note(
+            f"the restarted w owns {len(mine)} partition(s) and commits on them"
+            f" {time.monotonic() - healed:.1f}s after the heal"
+        )
+        assert all(worker.alive() for worker in run.workers.values()), run.timeline
+        run.ride_out()
         summary = run.finish()
     last = zombie[-1][:200] if zombie else "(nothing)"
-    _report(capsys, "zombie fenced", f"{summary}\n  the zombie's last line: {last}")
+    _report(capsys, "zombie fenced, then killed -9", f"{summary}\n  the zombie's last line: {last}")
+
+
+def _wait_commits_of(run: FaultRun, instance: str, timeout: float) -> set[int]:
+    """Until ``instance`` owns partitions and the group's committed offsets move on them (or
+    they are committed to the end of the input); the partitions it owns then."""
+    deadline = time.monotonic() + timeout
+    mine: set[int] = set()
+    base: dict[int, int] = {}
+    while True:
+        owned = run.probe.assignment().get(instance, set())
+        committed = run.probe.committed()  # None while the coordinator does not answer
+        if committed is not None and owned != mine:  # (re)assigned: measure from here
+            mine, base = owned, {p: committed[p] for p in owned}
+        elif committed is not None and mine:
+            ends = run.probe.input_ends() or {}
+            moved = any(committed[p] > base[p] for p in mine)
+            if moved or all(committed[p] >= ends.get(p, 1 << 62) for p in mine):
+                return mine
+        run.ride_out_step()
+        assert time.monotonic() < deadline, (
+            f"{instance} did not commit on partitions of its own within {timeout:.0f}s:"
+            f" {run.probe.assignment()}"
+        )
+        time.sleep(0.5)  # polling interval
 
 
 def test_the_start_check_reaches_the_cluster_through_a_slow_network(
