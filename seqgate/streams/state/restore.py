@@ -6,7 +6,7 @@ import logging
 import time
 from collections.abc import Callable
 
-from confluent_kafka import Consumer, Message, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
 from seqgate.streams.runtime.partition_reader import (
@@ -24,6 +24,20 @@ _LOG_EVERY_S = 5.0
 # How often the changelog's end is asked again while it is below an offset the
 # store already reflects (the commit markers of the last transaction not written yet).
 _END_RECHECK_S = 0.05
+# The cluster moving under the question for the changelog's bounds: a leader election, or
+# the handle of a node that returned replaced (seen right after two of three nodes were
+# down). Asked again, with this pause, until the timeout; anything else is an answer.
+_MOVING = frozenset(
+    {
+        KafkaError._DESTROY_BROKER,
+        KafkaError._TRANSPORT,
+        KafkaError._TIMED_OUT,
+        KafkaError._ALL_BROKERS_DOWN,
+        KafkaError.LEADER_NOT_AVAILABLE,
+        KafkaError.NOT_LEADER_FOR_PARTITION,
+    }
+)
+_MOVING_PAUSE_S = 0.5
 
 
 class ChangelogBehind(RuntimeError):
@@ -129,11 +143,11 @@ def _changelog_span(
     start = store.changelog_next_offset()
     known = [offset for offset in (start, at_least) if offset is not None]
     wanted = max(known) if known else 0
-    low, high = consumer.get_watermark_offsets(tp, timeout=timeout)
+    low, high = _bounds(consumer, tp, timeout, cached=True)
     began = time.monotonic()
     while high < wanted and time.monotonic() - began < settle_s:
         time.sleep(_END_RECHECK_S)  # nothing to wait on: the broker is asked again
-        low, high = consumer.get_watermark_offsets(tp, timeout=timeout, cached=False)
+        low, high = _bounds(consumer, tp, timeout, cached=False)
     if high < wanted:
         waited = time.monotonic() - began
         raise ChangelogBehind(partition, store, changelog_topic, wanted, high, waited)
@@ -142,6 +156,22 @@ def _changelog_span(
     if start >= high:
         return None
     return start, high
+
+
+def _bounds(
+    consumer: Consumer, tp: TopicPartition, timeout: float, cached: bool
+) -> tuple[int, int]:
+    """The partition's (low, high) offsets, asked again while the cluster is moving."""
+    deadline = time.monotonic() + timeout
+    while True:
+        remaining = max(0.1, deadline - time.monotonic())
+        try:
+            low, high = consumer.get_watermark_offsets(tp, timeout=remaining, cached=cached)
+            return int(low), int(high)
+        except KafkaException as error:
+            if error.args[0].code() not in _MOVING or time.monotonic() >= deadline:
+                raise
+        time.sleep(_MOVING_PAUSE_S)
 
 
 class _ChangelogApplier:

@@ -1,0 +1,50 @@
+"""The changelog's bounds at restore, asked again while the cluster is moving.
+
+Right after two of three nodes came back, a worker's restore met librdkafka's
+``_DESTROY_BROKER`` (the handle of the returned node replaced) and exited; the cluster run
+is tests/torture/test_cluster_faults.py. Here with a stand-in consumer: the error cannot be
+produced on demand by a real broker.
+"""
+
+from __future__ import annotations
+
+import pytest
+from confluent_kafka import KafkaError, KafkaException, TopicPartition
+
+from seqgate.streams.state import restore
+
+TP = TopicPartition("app-watermarks-changelog", 0)
+
+
+class _Consumer:
+    def __init__(self, *failures: int) -> None:
+        self.failures = list(failures)
+        self.asked = 0
+
+    def get_watermark_offsets(
+        self, tp: TopicPartition, timeout: float, cached: bool
+    ) -> tuple[int, int]:
+        self.asked += 1
+        if self.failures:
+            raise KafkaException(KafkaError(self.failures.pop(0)))
+        return 3, 42
+
+
+def test_the_bounds_are_asked_again_while_the_cluster_moves() -> None:
+    consumer = _Consumer(KafkaError._DESTROY_BROKER, KafkaError.NOT_LEADER_FOR_PARTITION)
+    assert restore._bounds(consumer, TP, timeout=10.0, cached=False) == (3, 42)  # type: ignore[arg-type]
+    assert consumer.asked == 3
+
+
+def test_another_error_is_the_answer() -> None:
+    consumer = _Consumer(KafkaError.TOPIC_AUTHORIZATION_FAILED)
+    with pytest.raises(KafkaException):
+        restore._bounds(consumer, TP, timeout=10.0, cached=True)  # type: ignore[arg-type]
+    assert consumer.asked == 1
+
+
+def test_a_cluster_that_keeps_moving_is_an_error_at_the_timeout() -> None:
+    consumer = _Consumer(*[KafkaError._TRANSPORT] * 100)
+    with pytest.raises(KafkaException):
+        restore._bounds(consumer, TP, timeout=1.0, cached=True)  # type: ignore[arg-type]
+    assert 2 <= consumer.asked <= 4
