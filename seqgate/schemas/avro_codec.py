@@ -59,11 +59,13 @@ class AvroCodec(Generic[T]):
         "_to_avro",
         "_writers",
         "fingerprint",
+        "schema_json",
         "schema_name",
     )
 
     schema_name: str
     fingerprint: bytes
+    schema_json: str | None
 
     def __init__(
         self,
@@ -75,6 +77,7 @@ class AvroCodec(Generic[T]):
         *,
         fast_read: binary.Reader | None = None,
         fast_encode: Callable[[T], bytes] | None = None,
+        schema_json: str | None = None,
     ) -> None:
         """``parsed_schema`` is a fastavro-parsed record schema (named references
         resolvable through its named schemas). ``to_avro`` converts a record to
@@ -84,7 +87,9 @@ class AvroCodec(Generic[T]):
         returns the fields in writer order, defaults last), so it must go by name.
         ``fast_read``/``fast_encode`` (flat records only, from :mod:`seqgate.schemas.binary`)
         read and write this very schema without fastavro; anything they refuse
-        goes through fastavro."""
+        goes through fastavro. ``schema_json`` is the schema's self-contained JSON, what a
+        schema registry is given (None: this codec is not written through one)."""
+        self.schema_json = schema_json
         self._fast_read = fast_read
         self._fast_encode = fast_encode
         self._parsed = parsed_schema
@@ -130,15 +135,31 @@ class AvroCodec(Generic[T]):
                 f"encoding), found {data[:2].hex(' ')}{hint}"
             )
         found = data[2:SINGLE_OBJECT_HEADER_LEN]
-        writer = self._writers.get(found)
-        if writer is None:
+        if found not in self._writers:
             other = _KNOWN_FINGERPRINTS.get(found)
             what = f"the fingerprint of {other}" if other else "unknown"
             raise CodecError(
                 f"unknown schema fingerprint for {self.schema_name}: expected "
                 f"{self.fingerprint.hex()}, found {found.hex()} ({what})"
             )
-        return self._read(data, SINGLE_OBJECT_HEADER_LEN, writer[0], writer[1])
+        return self.decode_written_with(found, data, SINGLE_OBJECT_HEADER_LEN)
+
+    def decode_written_with(self, writer_fingerprint: bytes, data: bytes, start: int) -> T:
+        """Decode the Avro body at ``data[start:]``, written with the schema of
+        ``writer_fingerprint``: this codec's own or one added with :meth:`add_writer_schema`
+        (another framing, e.g. the Confluent wire format, tells which)."""
+        writer = self._writers.get(writer_fingerprint)
+        if writer is None:
+            raise CodecError(
+                f"no writer schema of {self.schema_name} with fingerprint "
+                f"{writer_fingerprint.hex()}"
+            )
+        if self._fast_read is not None and writer[1] is None:
+            try:
+                return self._record_type(*self._fast_read(data, start))
+            except binary.BinaryRefused:
+                pass  # fastavro decides, and words the error
+        return self._read(data, start, writer[0], writer[1])
 
     @property
     def header(self) -> bytes:

@@ -14,6 +14,7 @@ __all__ = [
     "crc64_avro",
     "load_schema_text",
     "schema_fingerprint",
+    "standalone_schema_json",
 ]
 
 SCHEMA_FILES: Final = (
@@ -60,3 +61,36 @@ def _parse_all() -> dict[str, Any]:
 
 PARSED_SCHEMAS: Final = _parse_all()
 """File name -> its fastavro-parsed schema."""
+
+
+def standalone_schema_json(filename: str) -> str:
+    """The JSON of one of the package's schema files with every named type it refers to
+    defined inline, docs and defaults kept: what a schema registry is given, since a
+    registry (and a consumer reading through it) knows no other file."""
+    defined: dict[str, Any] = {}
+    for name in SCHEMA_FILES:
+        document = json.loads(load_schema_text(name))
+        if name == filename:
+            return json.dumps(_inlined(document, defined, set()), separators=(",", ":"))
+        defined[f"{document.get('namespace', '')}.{document['name']}".lstrip(".")] = document
+    raise KeyError(f"{filename} is not one of the package's schema files {SCHEMA_FILES}")
+
+
+def _inlined(node: Any, defined: dict[str, Any], done: set[str]) -> Any:
+    # Avro allows a named type to be defined once per schema: later mentions stay names.
+    if isinstance(node, str):
+        if node in defined and node not in done:
+            done.add(node)
+            return _inlined(defined[node], defined, done)
+        return node
+    if isinstance(node, list):
+        return [_inlined(item, defined, done) for item in node]
+    if isinstance(node, dict):
+        return {
+            key: _inlined(value, defined, done) if key in _TYPE_KEYS else value
+            for key, value in node.items()
+        }
+    return node
+
+
+_TYPE_KEYS: Final = frozenset({"type", "items", "values", "fields"})

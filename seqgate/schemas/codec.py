@@ -20,7 +20,7 @@ from typing import Any, Final, TypeVar
 
 from seqgate.schemas import binary
 from seqgate.schemas.avro_codec import AvroCodec
-from seqgate.schemas.avro_schemas import PARSED_SCHEMAS
+from seqgate.schemas.avro_schemas import PARSED_SCHEMAS, standalone_schema_json
 from seqgate.schemas.records import (
     DecisionRecord,
     ObjectEvent,
@@ -39,6 +39,7 @@ __all__ = [
     "SEEN_EVENT",
     "WATERMARK",
     "encode_outbox",
+    "framed_outbox",
     "watermark_position",
 ]
 
@@ -142,8 +143,11 @@ def _codec(
     to_avro = _fields_to_avro(parsed) if to_avro is None else to_avro
     from_avro = _positional(record_type) if from_avro is None else from_avro
     layout = binary.layout_of(parsed)
+    schema_json = standalone_schema_json(filename)
     if layout is None:
-        return AvroCodec(parsed, record_type, to_avro, from_avro, from_resolved)
+        return AvroCodec(
+            parsed, record_type, to_avro, from_avro, from_resolved, schema_json=schema_json
+        )
     fields_of = attrgetter(*(f["name"] for f in parsed["fields"]))
     write = binary.writer_for(layout)
 
@@ -158,6 +162,7 @@ def _codec(
         from_resolved,
         fast_read=binary.reader_for(layout),
         fast_encode=fast_encode,
+        schema_json=schema_json,
     )
 
 
@@ -188,17 +193,25 @@ _OUTBOX_COPIES_EVENT: Final = (
 
 def encode_outbox(outbox: OutboxRecord, event_bytes: bytes) -> bytes:
     """``OUTBOX_RECORD.encode(outbox)``, where ``outbox.event`` was decoded from
-    ``event_bytes``: the event's body is copied when it was written with the
-    current schema (byte-identical for what fastavro writes; a replay of the same
-    input yields the same bytes either way)."""
-    if _OUTBOX_COPIES_EVENT and OBJECT_EVENT.is_current(event_bytes):
+    ``event_bytes`` (single-object encoding): the event's body is copied when it was
+    written with the current schema (byte-identical for what fastavro writes; a replay of
+    the same input yields the same bytes either way)."""
+    current = OBJECT_EVENT.is_current(event_bytes)
+    body = event_bytes[SINGLE_OBJECT_HEADER_LEN:] if current else None
+    return framed_outbox(OUTBOX_RECORD.header, outbox, body)
+
+
+def framed_outbox(header: bytes, outbox: OutboxRecord, event_body: bytes | None) -> bytes:
+    """``header`` + the Avro body of ``outbox``; ``event_body`` is the body of
+    ``outbox.event`` as read, when it was written with the current schema (then copied,
+    not encoded again), else None."""
+    if _OUTBOX_COPIES_EVENT and event_body is not None:
         tail = (outbox.previous_position, outbox.input_partition, outbox.input_offset)
         try:
-            body = event_bytes[SINGLE_OBJECT_HEADER_LEN:]
-            return OUTBOX_RECORD.header + body + _write_outbox_tail(tail)
+            return header + event_body + _write_outbox_tail(tail)
         except binary.BinaryRefused:
             pass  # fastavro decides, and words the error
-    return OUTBOX_RECORD.encode(outbox)
+    return header + OUTBOX_RECORD.encode_body(outbox)
 
 
 def watermark_position(data: bytes) -> str:
