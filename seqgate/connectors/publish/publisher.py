@@ -27,6 +27,7 @@ from confluent_kafka import KafkaError, KafkaException, Message, Producer
 from seqgate.connectors.parsers.results import ParsedItem, ParseResult
 from seqgate.connectors.publish.dead_letters import rejected_record
 from seqgate.schemas.codec import OBJECT_EVENT, REJECTED_RECORD
+from seqgate.schemas.framing import SINGLE_OBJECT, Framing
 from seqgate.schemas.identity import event_identity
 from seqgate.schemas.reasons import Rejection, RejectReason
 from seqgate.schemas.records import ObjectEvent
@@ -126,8 +127,12 @@ class EventPublisher:
         extra_config: dict[str, str] | None = None,
         *,
         delivery_timeout_ms: int = DEFAULT_DELIVERY_TIMEOUT_MS,
+        framing: Framing = SINGLE_OBJECT,
     ) -> None:
         self.topics = topics
+        # Through a schema registry, the schemas are registered here, before any input.
+        self._encode_event = framing.writer(OBJECT_EVENT, topics.events)
+        self._encode_rejected = framing.writer(REJECTED_RECORD, topics.rejected)
         self.counters = BridgeCounters()
         self.delivery_timeout_ms = delivery_timeout_ms
         config = {
@@ -200,7 +205,7 @@ class EventPublisher:
         return (ParseResult(tuple(items)) if changed else result), records
 
     def _event_record(self, event: ObjectEvent) -> tuple[str, bytes, bytes]:
-        value = OBJECT_EVENT.encode(event)  # first: it refuses what UTF-8 cannot hold
+        value = self._encode_event(event)  # first: it refuses what UTF-8 cannot hold
         key = event_identity(event.source, event.bucket, event.key).encode("utf-8")
         return self.topics.events, key, value
 
@@ -209,7 +214,7 @@ class EventPublisher:
     ) -> tuple[str, bytes, bytes]:
         record = rejected_record(rejection, raw, origin)
         try:
-            value = REJECTED_RECORD.encode(record)
+            value = self._encode_rejected(record)
         except CodecError as error:
             raise LocalFailure(f"a dead letter cannot be written to Kafka: {error}") from error
         return self.topics.rejected, record.origin.encode("utf-8"), value

@@ -35,6 +35,7 @@ from seqgate.connectors.publish.dead_letters import rejected_record
 from seqgate.connectors.publish.filters import BridgeTally, EventFilter
 from seqgate.connectors.publish.publisher import Topics
 from seqgate.schemas.codec import OBJECT_EVENT, REJECTED_RECORD
+from seqgate.schemas.framing import SINGLE_OBJECT, Framing
 from seqgate.schemas.identity import event_identity
 from seqgate.streams.runtime.errors import CommandFailed
 from seqgate.streams.runtime.faults import FaultInjector, FaultPoint
@@ -64,6 +65,7 @@ class KafkaSourceConfig:
     session_timeout_ms: int = 45_000
     kafka_timeout_s: float = 30.0
     idle_exit_seconds: float | None = None  # stop once drained and idle this long
+    framing: Framing = SINGLE_OBJECT
 
 
 def origin_of(message: Message) -> str:
@@ -119,6 +121,9 @@ class KafkaSource:
     ) -> None:
         self.config = config
         self._s3_options = s3_options
+        # Through a schema registry, the schemas are registered here, before any input.
+        self._encode_event = config.framing.writer(OBJECT_EVENT, config.topics.events)
+        self._encode_rejected = config.framing.writer(REJECTED_RECORD, config.topics.rejected)
         self._filter = event_filter or EventFilter()
         self._faults = faults or FaultInjector()
         self.tally = BridgeTally()
@@ -186,6 +191,7 @@ class KafkaSource:
         """Produce what each raw record becomes; the batch's tally and its input offsets."""
         batch = BridgeTally()
         next_offsets: dict[tuple[str, int], int] = {}
+        encode_event, encode_rejected = self._encode_event, self._encode_rejected
         for message in messages:
             raw = message.value() or b""
             origin = origin_of(message)
@@ -195,13 +201,11 @@ class KafkaSource:
             timestamp = max(message.timestamp()[1], 0)
             for event in result.events:
                 identity = event_identity(event.source, event.bucket, event.key)
-                self._produce(
-                    self.config.topics.events, identity, OBJECT_EVENT.encode(event), timestamp
-                )
+                self._produce(self.config.topics.events, identity, encode_event(event), timestamp)
             for rejection in result.rejections:
                 record = rejected_record(rejection, raw, origin)
                 self._produce(
-                    self.config.topics.rejected, origin, REJECTED_RECORD.encode(record), timestamp
+                    self.config.topics.rejected, origin, encode_rejected(record), timestamp
                 )
             batch.add(result, filtered)
             topic, partition, offset = message.topic(), message.partition(), message.offset()

@@ -17,6 +17,7 @@ from seqgate.connectors.parsers.normalize import normalize
 from seqgate.connectors.parsers.s3.native import S3ParseOptions
 from seqgate.connectors.publish.filters import EventFilter
 from seqgate.connectors.publish.publisher import EventPublisher, Topics
+from seqgate.schemas.framing import SINGLE_OBJECT, Framing
 from seqgate.streams.cli.app import cli
 from seqgate.streams.cli.options import (
     filter_options,
@@ -27,6 +28,7 @@ from seqgate.streams.cli.options import (
     stacked,
 )
 from seqgate.streams.cli.parse import read_inputs
+from seqgate.streams.cli.registry_options import registry_options
 from seqgate.streams.runtime.kafka_reach import ensure_reachable
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
 
@@ -47,9 +49,15 @@ class Publishing:
 
     topics: Topics
     delivery_timeout_ms: int
+    framing: Framing = SINGLE_OBJECT
 
     def publisher(self, kafka: KafkaSettings) -> EventPublisher:
-        return EventPublisher(kafka, self.topics, delivery_timeout_ms=self.delivery_timeout_ms)
+        return EventPublisher(
+            kafka,
+            self.topics,
+            delivery_timeout_ms=self.delivery_timeout_ms,
+            framing=self.framing,
+        )
 
 
 events_topic_option = setting(
@@ -64,8 +72,8 @@ def publishing_options(
     delivery_help: str = "How long Kafka may take to acknowledge a record before the batch"
     " counts as not acknowledged.",
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """`--events-topic`, `--rejected-topic` and `--delivery-timeout-ms`; the command
-    receives one `publishing: Publishing`."""
+    """`--events-topic`, `--rejected-topic`, `--delivery-timeout-ms` and the schema
+    registry's options; the command receives one `publishing: Publishing`."""
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(func)
@@ -74,10 +82,11 @@ def publishing_options(
             events_topic: str,
             rejected_topic: str,
             delivery_timeout_ms: int,
+            framing: Framing,
             **kwargs: Any,
         ) -> Any:
             topics = Topics(events_topic, rejected_topic)
-            kwargs["publishing"] = Publishing(topics, delivery_timeout_ms)
+            kwargs["publishing"] = Publishing(topics, delivery_timeout_ms, framing)
             return func(*args, **kwargs)
 
         options = [
@@ -91,7 +100,7 @@ def publishing_options(
                 help=delivery_help,
             ),
         ]
-        return stacked(with_publishing, options)
+        return stacked(registry_options(with_publishing), options)
 
     return decorate
 

@@ -10,6 +10,7 @@ import click
 from seqgate.connectors.parsers.s3.native import S3ParseOptions
 from seqgate.connectors.publish.filters import EventFilter
 from seqgate.connectors.publish.publisher import Topics
+from seqgate.schemas.framing import Framing
 from seqgate.streams.cli.bridge import bridge, events_topic_option
 from seqgate.streams.cli.options import (
     batch_size_option,
@@ -23,6 +24,7 @@ from seqgate.streams.cli.options import (
     setting,
     transaction_timeout_option,
 )
+from seqgate.streams.cli.registry_options import registry_options
 from seqgate.streams.cli.running import injected_faults, serve_bridge_metrics, stop_on_signals
 from seqgate.streams.runtime.kafka_reach import ensure_reachable
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
@@ -64,6 +66,7 @@ from seqgate.streams.runtime.kafka_settings import KafkaSettings
 @filter_options
 @s3_parse_option
 @metrics_options
+@registry_options
 def bridge_kafka(
     source_topic: str,
     kafka: KafkaSettings,
@@ -79,6 +82,7 @@ def bridge_kafka(
     s3_options: S3ParseOptions,
     metrics_port: int | None,
     metrics_host: str,
+    framing: Framing,
 ) -> None:
     """Publish raw notifications from a Kafka topic, exactly once.
 
@@ -111,6 +115,7 @@ def bridge_kafka(
         transaction_timeout_ms=transaction_timeout_ms,
         session_timeout_ms=session_timeout_ms,
         idle_exit_seconds=idle_exit_seconds,
+        framing=framing,
     )
     stop = stop_on_signals()
     source = KafkaSource(config, event_filter, faults=faults, s3_options=s3_options)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from seqgate.schemas.framing import Framing
 from seqgate.streams.cli.app import cli
 from seqgate.streams.cli.options import (
     batch_size_option,
@@ -18,6 +19,7 @@ from seqgate.streams.cli.options import (
     session_timeout_option,
     setting,
 )
+from seqgate.streams.cli.registry_options import registry_options
 from seqgate.streams.cli.running import stop_on_signals
 from seqgate.streams.rules.policy import DEFAULT_ADMITTED_KINDS, DEFAULT_ORDERED_SOURCES
 from seqgate.streams.runtime.errors import UsageError
@@ -96,6 +98,7 @@ if TYPE_CHECKING:
 )
 @session_timeout_option("dispatcher")
 @idle_exit_option()
+@registry_options
 def dispatch(
     kafka: KafkaSettings,
     destination: str,
@@ -111,6 +114,7 @@ def dispatch(
     http_timeout_seconds: float,
     session_timeout_ms: int,
     idle_exit_seconds: float | None,
+    framing: Framing,
 ) -> None:
     """Apply the outbox to a destination that keeps the newest result per object.
 
@@ -148,6 +152,7 @@ def dispatch(
         session_timeout_ms=session_timeout_ms,
         retry_initial_s=retry_initial_ms / 1000,
         retry_max_s=max(retry_max_ms, retry_initial_ms) / 1000,
+        framing=framing,
     )
     run_dispatcher(config, target, fault)
 

@@ -138,7 +138,7 @@ def build_kafka(
 ) -> KafkaSettings:
     kafka = build_settings(
         bootstrap_servers,
-        flags=_flag_list(flags),
+        flags=flag_list(flags),
         environ=os.environ,
         config_file=config_file,
         timeout_s=timeout_s,
@@ -147,7 +147,7 @@ def build_kafka(
     return kafka
 
 
-def _flag_list(flags: tuple[str, ...] | list[str] | str) -> list[str]:
+def flag_list(flags: tuple[str, ...] | list[str] | str) -> list[str]:
     """-X values; a --config YAML file may give one string or a list."""
     return [flags] if isinstance(flags, str) else list(flags)
 

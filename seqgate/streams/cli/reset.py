@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from seqgate.schemas.framing import Framing
 from seqgate.streams.cli.app import cli
 from seqgate.streams.cli.options import (
     application_option,
@@ -14,6 +15,7 @@ from seqgate.streams.cli.options import (
     kafka_options,
     policy_options,
 )
+from seqgate.streams.cli.registry_options import registry_options
 from seqgate.streams.rules.policy import Policy
 from seqgate.streams.runtime.errors import UsageError
 from seqgate.streams.runtime.kafka_reach import ensure_reachable
@@ -58,6 +60,7 @@ if TYPE_CHECKING:
 )
 @click.option("--dry-run", is_flag=True, help="Print the plan and change nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan and the result as JSON.")
+@registry_options
 def reset(
     kafka: KafkaSettings,
     input_topic: str,
@@ -69,6 +72,7 @@ def reset(
     state: str | None,
     dry_run: bool,
     as_json: bool,
+    framing: Framing,
 ) -> None:
     """Reprocess input: move the worker group's offsets and reset its state with them.
 
@@ -99,6 +103,7 @@ def reset(
         target=target_from_options(to_earliest, to_datetime, to_offsets),
         state=state_mode(state),
         policy=policy,
+        framing=framing,
     )
     ensure_reachable(kafka)  # after the options: a typo is reported without waiting for Kafka
     run_reset(request, dry_run=dry_run, as_json=as_json)

@@ -8,6 +8,7 @@ import sys
 
 import click
 
+from seqgate.schemas.framing import Framing
 from seqgate.streams.cli.app import cli
 from seqgate.streams.cli.options import (
     DEFAULT_AUDIT_TOPIC,
@@ -18,6 +19,7 @@ from seqgate.streams.cli.options import (
     stacked,
     topic_options,
 )
+from seqgate.streams.cli.registry_options import registry_options
 from seqgate.streams.runtime.errors import UsageError
 from seqgate.streams.runtime.kafka_reach import ensure_reachable
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
@@ -66,9 +68,10 @@ def _reading_options(func: F) -> F:
             "--type",
             "record_type",
             type=click.Choice(sorted(RECORD_TYPES)),
-            help="The record type of Confluent-framed values (no schema registry to look"
-            " their id up). Default: the type seqgate writes to TOPIC when it is the input,"
-            " outbox, rejected or audit topic; single-object values name their own type.",
+            help="The record type of Confluent-framed values (read as its current schema"
+            " without --schema-registry-url; with it, as the writer schema their id names)."
+            " Default: the type seqgate writes to TOPIC when it is the input, outbox,"
+            " rejected or audit topic; single-object values name their own type.",
         ),
         setting(
             "--audit-topic",
@@ -96,6 +99,7 @@ def _start(from_beginning: bool, offset: int | None, partitions: tuple[int, ...]
 @application_option
 @_reading_options
 @click.argument("topic")
+@registry_options
 def tail(
     kafka: KafkaSettings,
     input_topic: str,
@@ -111,6 +115,7 @@ def tail(
     read_uncommitted: bool,
     record_type: str | None,
     topic: str,
+    framing: Framing,
 ) -> None:
     """Print the records of TOPIC as JSON lines, decoded from either Avro encoding.
 
@@ -151,6 +156,7 @@ def tail(
         committed_only=not read_uncommitted,
         record_type=record_type or default_type(topic, roles),
         limit=limit,
+        framing=framing,
     )
     ensure_reachable(kafka)
     stop = stop_on_signals()

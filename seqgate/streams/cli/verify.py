@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from seqgate.schemas.framing import Framing
 from seqgate.streams.cli.app import cli
 from seqgate.streams.cli.options import (
     application_option,
@@ -14,6 +15,7 @@ from seqgate.streams.cli.options import (
     policy_options,
     topic_options,
 )
+from seqgate.streams.cli.registry_options import registry_options
 from seqgate.streams.rules.policy import Policy
 from seqgate.streams.runtime.kafka_reach import ensure_reachable
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
@@ -25,6 +27,7 @@ from seqgate.streams.runtime.kafka_settings import KafkaSettings
 @application_option
 @policy_options
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@registry_options
 def verify(
     kafka: KafkaSettings,
     input_topic: str,
@@ -33,6 +36,7 @@ def verify(
     application_id: str,
     policy: Policy,
     as_json: bool,
+    framing: Framing,
 ) -> None:
     """Check the outbox against a replay of the input (docs/design.md §5.7's invariant).
 
@@ -59,6 +63,7 @@ def verify(
         changelog_topic=changelog_topic(application_id),
         policy=policy,
         rejected_topic=rejected_topic,
+        framing=framing,
     )
 
     def progress(total: int, report: PartitionReport) -> None:

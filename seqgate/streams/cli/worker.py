@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from seqgate.schemas.framing import Framing
 from seqgate.streams.cli.app import cli
 from seqgate.streams.cli.options import (
     DEFAULT_AUDIT_TOPIC,
@@ -25,6 +26,7 @@ from seqgate.streams.cli.options import (
     topic_options,
     transaction_timeout_option,
 )
+from seqgate.streams.cli.registry_options import registry_options
 from seqgate.streams.cli.running import (
     cannot_listen,
     injected_faults,
@@ -34,6 +36,7 @@ from seqgate.streams.cli.running import (
 from seqgate.streams.rules.policy import Policy
 from seqgate.streams.runtime.kafka_reach import ensure_reachable
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
+from seqgate.streams.runtime.schema_registry import describe_registry
 
 if TYPE_CHECKING:
     from seqgate.streams.runtime.faults import FaultInjector
@@ -115,6 +118,7 @@ def worker_options(func: F) -> F:
 @policy_options
 @worker_options
 @metrics_options
+@registry_options
 def worker(
     kafka: KafkaSettings,
     input_topic: str,
@@ -135,6 +139,7 @@ def worker(
     audit: bool,
     metrics_port: int | None,
     metrics_host: str,
+    framing: Framing,
 ) -> None:
     """Run the exactly-once processor until SIGTERM or Ctrl-C.
 
@@ -168,6 +173,7 @@ def worker(
         audit_topic=audit_topic_of(audit_topic, audit),
         metrics_host=metrics_host,
         metrics_port=metrics_port,
+        framing=framing,
     )
     if print_config:
         click.echo(json.dumps(resolved_configuration(config), indent=2))
@@ -200,6 +206,7 @@ def resolved_configuration(config: WorkerConfig) -> dict[str, object]:
         "audit_topic": config.audit_topic,
         "metrics_port": config.metrics_port,
         "metrics_host": config.metrics_host,
+        "schema_registry": describe_registry(config.framing),
     }
 
 

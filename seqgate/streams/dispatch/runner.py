@@ -22,6 +22,7 @@ failure; SIGTERM interrupts the wait and exits without committing the batch.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import signal
@@ -34,6 +35,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Produ
 from confluent_kafka.admin import AdminClient
 
 from seqgate.schemas.codec import OUTBOX_RECORD, REJECTED_RECORD
+from seqgate.schemas.framing import SINGLE_OBJECT, Framing
 from seqgate.schemas.identity import event_identity
 from seqgate.schemas.records import RejectedRecord
 from seqgate.schemas.wire import CodecError
@@ -108,6 +110,7 @@ class DispatchConfig:
     session_timeout_ms: int = 45_000
     poll_timeout_s: float = 0.5
     kafka_timeout_s: float = 30.0
+    framing: Framing = SINGLE_OBJECT  # reads both encodings; writes the dead letters
 
 
 @dataclass
@@ -162,6 +165,8 @@ class Dispatcher:
         self.config = config
         self.destination = destination
         self.counters = DispatchCounters()
+        self._decode_outbox = functools.partial(config.framing.decode, OUTBOX_RECORD)
+        self._encode_letter = config.framing.writer(REJECTED_RECORD, config.dead_letter_topic)
         self._fault = fault or (lambda point: None)
         self._on_batch = on_batch
         self._ends = PartitionEnds(
@@ -297,7 +302,7 @@ class Dispatcher:
     def _prepare(self, message: Message) -> _Entry:
         entry = _Entry(message)
         try:
-            record = OUTBOX_RECORD.decode(message.value() or b"")
+            record = self._decode_outbox(message.value() or b"")
         except CodecError as error:
             entry.result = Result(Outcome.REJECTED, "undecodable_record", str(error))
             return entry
@@ -352,7 +357,7 @@ class Dispatcher:
             producer.produce(
                 self.config.dead_letter_topic,
                 key=message.key(),
-                value=REJECTED_RECORD.encode(letter),
+                value=self._encode_letter(letter),
                 on_delivery=delivered,
             )
         remaining = producer.flush(self.config.kafka_timeout_s)

@@ -38,6 +38,7 @@ __all__ = [
     "RegistrySettings",
     "SchemaRegistryUnreachable",
     "connect",
+    "describe_registry",
 ]
 
 SUBJECT_NAME_STRATEGIES: Final[Mapping[str, Callable[[str, str], str]]] = {
@@ -228,6 +229,12 @@ def _new_client(settings: RegistrySettings) -> Any:
         return SchemaRegistryClient.new_client(settings.client_config())
     except (ValueError, TypeError) as error:
         raise UsageError(f"--schema-registry-property: {error}") from None
+
+
+def describe_registry(framing: Framing) -> dict[str, object] | None:
+    """The registry of ``framing`` as --print-config shows it (secrets masked), or None."""
+    registry = framing.registry
+    return registry.settings.describe() if isinstance(registry, ConfluentSchemaRegistry) else None
 
 
 def connect(settings: RegistrySettings | None, client: Any = None) -> Framing:

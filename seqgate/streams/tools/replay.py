@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from seqgate.schemas.codec import OBJECT_EVENT, WATERMARK
+from seqgate.schemas.framing import SINGLE_OBJECT, Framing
 from seqgate.schemas.records import OutboxRecord, Watermark
 from seqgate.schemas.wire import CodecError
 from seqgate.streams.rules.decider import InputPosition, decide_record, record_identity
@@ -38,8 +39,14 @@ class _DictView:
 class PartitionReplay:
     """Decides the records of ONE input partition, in offset order, like a worker would."""
 
-    def __init__(self, policy: Policy, unwritable: frozenset[int] = frozenset()) -> None:
+    def __init__(
+        self,
+        policy: Policy,
+        unwritable: frozenset[int] = frozenset(),
+        framing: Framing = SINGLE_OBJECT,
+    ) -> None:
         self.policy = policy
+        self.framing = framing  # input events come in either encoding
         self.state: dict[bytes, bytes] = {}  # changelog key -> latest value
         # Offsets the worker dead-lettered as unwritable_record: the one decision that
         # depends on the broker (what it refuses to store), so it is read, not replayed.
@@ -48,7 +55,7 @@ class PartitionReplay:
     def apply(self, record: InputRecord) -> OutboxRecord | None:
         """The outbox record this input must produce, or None."""
         try:
-            event = OBJECT_EVENT.decode(record.value or b"")
+            event = self.framing.decode(OBJECT_EVENT, record.value or b"")
         except CodecError:
             return None
         if record.offset in self.unwritable:
@@ -76,9 +83,9 @@ class PartitionReplay:
 
 
 def replay_partition(
-    records: Iterable[InputRecord], policy: Policy
+    records: Iterable[InputRecord], policy: Policy, framing: Framing = SINGLE_OBJECT
 ) -> tuple[list[OutboxRecord], dict[str, Watermark]]:
     """Records of ONE partition in offset order → (expected outbox, final watermarks)."""
-    replay = PartitionReplay(policy)
+    replay = PartitionReplay(policy, framing=framing)
     outbox = [accepted for record in records if (accepted := replay.apply(record)) is not None]
     return outbox, replay.watermarks()

@@ -103,7 +103,7 @@ def wanted_state(request: ResetRequest, plan: PartitionPlan) -> dict[bytes, byte
     """The state partition `plan.partition` must have at its new offset."""
     if request.state is StateMode.EMPTY:
         return {}
-    replay = PartitionReplay(request.policy)
+    replay = PartitionReplay(request.policy, framing=request.framing)
     for record in read_partition(
         request.kafka,
         request.input_topic,

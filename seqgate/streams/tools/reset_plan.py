@@ -42,6 +42,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 
+from seqgate.schemas.framing import SINGLE_OBJECT, Framing
 from seqgate.streams.rules.policy import Policy
 from seqgate.streams.runtime.errors import UsageError
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
@@ -280,6 +281,7 @@ class ResetRequest:
     state: StateMode
     policy: Policy
     timeout_s: float = 60.0
+    framing: Framing = SINGLE_OBJECT  # the input events come in either encoding
 
     @property
     def changelog_topic(self) -> str:

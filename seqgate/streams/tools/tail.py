@@ -26,6 +26,7 @@ from confluent_kafka import Consumer, KafkaError, TopicPartition
 from seqgate.schemas import codec as codecs
 from seqgate.schemas.avro_codec import AvroCodec
 from seqgate.schemas.confluent import confluent_unframe
+from seqgate.schemas.framing import SINGLE_OBJECT, Framing
 from seqgate.schemas.wire import (
     CONFLUENT_MAGIC,
     SINGLE_OBJECT_HEADER_LEN,
@@ -117,12 +118,14 @@ def _single_object(data: bytes) -> dict[str, Any]:
         return {**line, **_undecoded(data, str(error))}
 
 
-def _confluent(data: bytes, record_type: str | None) -> dict[str, Any]:
+def _confluent(data: bytes, record_type: str | None, framing: Framing) -> dict[str, Any]:
     try:
         schema_id, body = confluent_unframe(data)
     except CodecError as error:
         return {"encoding": "confluent", "type": None, **_undecoded(data, str(error))}
     line: dict[str, Any] = {"encoding": "confluent", "schema_id": schema_id, "type": record_type}
+    if framing.registry is not None:
+        return {**line, **_through_registry(data, record_type, framing)}
     if record_type is None:
         reason = (
             f"Confluent wire format with schema id {schema_id}: without a schema registry"
@@ -135,18 +138,37 @@ def _confluent(data: bytes, record_type: str | None) -> dict[str, Any]:
         return {**line, **_undecoded(data, f"read as {record_type}: {error}")}
 
 
-def decode_value(data: bytes | None, record_type: str | None = None) -> dict[str, Any]:
+def _through_registry(data: bytes, record_type: str | None, framing: Framing) -> dict[str, Any]:
+    """A Confluent frame read with the writer schema its id names in the registry; without
+    --type, as whichever of seqgate's record types that schema is."""
+    names = [record_type] if record_type is not None else list(RECORD_TYPES)
+    reasons = []
+    for name in names:
+        try:
+            record = framing.decode(RECORD_TYPES[name], data)
+        except CodecError as error:
+            reasons.append(str(error))
+            continue
+        return {"type": name, "value": json_fields(record.to_dict())}
+    reason = reasons[0] if len(reasons) == 1 else "not one of seqgate's record types"
+    return _undecoded(data, reason)
+
+
+def decode_value(
+    data: bytes | None, record_type: str | None = None, framing: Framing = SINGLE_OBJECT
+) -> dict[str, Any]:
     """The JSON fields of a record's value: `encoding`, `schema_id` (Confluent only),
     `type` and `value` (the decoded fields, bytes as base64); or, when it cannot be
     decoded, `raw` (base64, null for a tombstone) and `reason`. `record_type` (a name of
-    RECORD_TYPES) is the schema of a Confluent-framed body; single-object encoding names
-    its own."""
+    RECORD_TYPES) is the schema of a Confluent-framed body, read as that schema without a
+    registry (`framing` without one), else with the writer schema its id names;
+    single-object encoding names its own."""
     if data is None:
         return {"encoding": "raw", "type": None, **_undecoded(None, "tombstone (no value)")}
     if data[: len(SINGLE_OBJECT_MAGIC)] == SINGLE_OBJECT_MAGIC:
         return _single_object(data)
     if data[:1] == bytes([CONFLUENT_MAGIC]):
-        return _confluent(data, record_type)
+        return _confluent(data, record_type, framing)
     reason = "foreign bytes: neither Avro single-object encoding (c3 01) nor Confluent (00)"
     return {"encoding": "raw", "type": None, **_undecoded(data, reason)}
 
@@ -160,7 +182,9 @@ def _key_fields(key: bytes | None) -> dict[str, Any]:
         return {"key": json_fields(key), "key_base64": True}
 
 
-def record_line(topic: str, record: InputRecord, record_type: str | None) -> dict[str, Any]:
+def record_line(
+    topic: str, record: InputRecord, record_type: str | None, framing: Framing = SINGLE_OBJECT
+) -> dict[str, Any]:
     """One output line of a record of `topic` (see `decode_value`)."""
     return {
         "topic": topic,
@@ -168,7 +192,7 @@ def record_line(topic: str, record: InputRecord, record_type: str | None) -> dic
         "offset": record.offset,
         "timestamp": format_time(record.timestamp),
         **_key_fields(record.key),
-        **decode_value(record.value, record_type),
+        **decode_value(record.value, record_type, framing),
     }
 
 
@@ -185,6 +209,7 @@ class TailRequest:
     committed_only: bool = True  # read_committed
     record_type: str | None = None  # for Confluent-framed records
     limit: int | None = None
+    framing: Framing = SINGLE_OBJECT  # its registry reads Confluent-framed records
 
 
 def _partitions(request: TailRequest, count: int) -> list[int]:
@@ -269,7 +294,7 @@ def tail(request: TailRequest, stop: threading.Event) -> Iterator[dict[str, Any]
         else:
             records = _bounded(consumer, request.topic, plan)
         for record in itertools.islice(records, request.limit):
-            yield record_line(request.topic, record, request.record_type)
+            yield record_line(request.topic, record, request.record_type, request.framing)
             if stop.is_set():
                 return
     finally:

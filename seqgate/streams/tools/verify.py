@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from seqgate.schemas.codec import OUTBOX_RECORD, REJECTED_RECORD, SEEN_EVENT, WATERMARK
+from seqgate.schemas.framing import SINGLE_OBJECT, Framing
 from seqgate.schemas.reasons import RejectReason
 from seqgate.schemas.records import OutboxRecord
 from seqgate.schemas.wire import CodecError
@@ -93,6 +94,7 @@ class VerifyTarget:
     # The workers' dead letters: inputs dead-lettered as unwritable_record are the
     # one decision the replay cannot make (the broker refused what they became).
     rejected_topic: str | None = None
+    framing: Framing = SINGLE_OBJECT  # the records come in either encoding
 
 
 Progress = Callable[[int, PartitionReport], None]
@@ -129,7 +131,7 @@ def _unwritable_offsets(reader: _Reader, target: VerifyTarget) -> dict[int, set[
     prefix = f"kafka:{target.input_topic}:"
     for message in reader.read(topic, reader.partitions(topic)):
         try:
-            record = REJECTED_RECORD.decode(message.value or b"")
+            record = target.framing.decode(REJECTED_RECORD, message.value or b"")
         except CodecError:
             continue
         if record.reason != RejectReason.UNWRITABLE_RECORD or not record.origin.startswith(prefix):
@@ -148,7 +150,7 @@ def _check_partition(
     unwritable: frozenset[int],
 ) -> None:
     partition = report.partition
-    replay = PartitionReplay(target.policy, unwritable)
+    replay = PartitionReplay(target.policy, unwritable, target.framing)
 
     def expected_records() -> Iterator[OutboxRecord]:
         for record in reader.read(target.input_topic, [partition], stop=report.committed_offset):
@@ -169,7 +171,7 @@ def _found_records(
     last_position: dict[str, str] = {}
     for message in reader.read(target.outbox_topic, sources):
         try:
-            record = OUTBOX_RECORD.decode(message.value or b"")
+            record = target.framing.decode(OUTBOX_RECORD, message.value or b"")
         except CodecError as error:
             report.unexpected += 1
             report.note(f"outbox offset {message.offset}: undecodable ({error})")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from seqgate.schemas.codec import DECISION_RECORD, watermark_position
+from seqgate.schemas.codec import watermark_position
 from seqgate.schemas.outcomes import Outcome
 from seqgate.schemas.records import DecisionRecord, ObjectEvent
 from seqgate.streams.rules.decider import StateView
@@ -54,18 +54,16 @@ def previous_position(state: StateView, identity: str) -> str | None:
     return None if raw is None else watermark_position(raw)
 
 
-def encode_decision(decision: Decision, previous: str | None) -> bytes:
-    """The audit record of one decision (single-object Avro encoding)."""
-    return DECISION_RECORD.encode(
-        DecisionRecord(
-            decision.partition,
-            decision.offset,
-            decision.identity,
-            decision.event_id,
-            decision.position,
-            decision.kind,
-            decision.outcome.value,
-            decision.reason,
-            previous,
-        )
+def decision_record(decision: Decision, previous: str | None) -> DecisionRecord:
+    """The audit record of one decision."""
+    return DecisionRecord(
+        decision.partition,
+        decision.offset,
+        decision.identity,
+        decision.event_id,
+        decision.position,
+        decision.kind,
+        decision.outcome.value,
+        decision.reason,
+        previous,
     )

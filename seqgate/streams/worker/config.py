@@ -8,6 +8,7 @@ from pathlib import Path
 
 from confluent_kafka import KafkaError
 
+from seqgate.schemas.framing import SINGLE_OBJECT, Framing
 from seqgate.streams.rules.policy import Policy
 from seqgate.streams.runtime.kafka_clients import client_config, group_consumer_config
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
@@ -36,6 +37,7 @@ class WorkerConfig:
     metrics_port: int | None = None  # /metrics, /healthz, /readyz; 0 picks a free port
     extra_consumer_config: dict[str, str] = field(default_factory=dict)
     extra_producer_config: dict[str, str] = field(default_factory=dict)
+    framing: Framing = SINGLE_OBJECT  # how outbox, dead letters and audit are written
 
     @property
     def changelog_topic(self) -> str:

@@ -7,12 +7,13 @@ all into the transaction the `TransactionalSession` holds open.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 
 from confluent_kafka import KafkaException, Message
 
-from seqgate.schemas.codec import OBJECT_EVENT, REJECTED_RECORD, encode_outbox
+from seqgate.schemas.codec import DECISION_RECORD, OBJECT_EVENT, REJECTED_RECORD
 from seqgate.schemas.outcomes import Outcome
 from seqgate.schemas.reasons import RejectReason
 from seqgate.schemas.records import ObjectEvent, RejectedRecord
@@ -23,7 +24,7 @@ from seqgate.streams.runtime.errors import WorkerFatalError
 from seqgate.streams.runtime.faults import FaultInjector, FaultPoint
 from seqgate.streams.runtime.kafka_clients import consumer_failure, is_fatal
 from seqgate.streams.state.store import PartitionStore
-from seqgate.streams.worker.audit import Decision, encode_decision, previous_position
+from seqgate.streams.worker.audit import Decision, decision_record, previous_position
 from seqgate.streams.worker.pending import OverlayView, TransactionParts, coordinates
 from seqgate.streams.worker.refused import UNWRITABLE_CODES
 
@@ -51,6 +52,16 @@ class RecordStep:
         self._begin = begin  # opens the transaction at its first record
         self._faults = faults
         self._keep_decisions = keep_decisions  # for an on_commit listener
+        config = parts.config
+        framing = config.framing
+        self._decode_event = functools.partial(framing.decode, OBJECT_EVENT)
+        self._encode_outbox = framing.outbox_writer(config.outbox_topic)
+        self._encode_rejected = framing.writer(REJECTED_RECORD, config.rejected_topic)
+        self._encode_decision = (
+            None
+            if config.audit_topic is None
+            else framing.writer(DECISION_RECORD, config.audit_topic)
+        )
 
     def process(self, message: Message) -> None:
         # The hot path: one call per input record (see docs/benchmark.md).
@@ -71,7 +82,7 @@ class RecordStep:
         pending.next_offsets[partition] = offset + 1
         raw = message.value() or b""
         try:
-            event = OBJECT_EVENT.decode(raw)
+            event = self._decode_event(raw)
         except CodecError as codec_error:
             self._dead_letter(message, RejectReason.UNDECODABLE_EVENT, str(codec_error), None)
             return
@@ -107,7 +118,7 @@ class RecordStep:
             try:
                 session.produce(
                     self.config.outbox_topic,
-                    encode_outbox(verdict.outbox, raw),
+                    self._encode_outbox(verdict.outbox, raw),
                     key=key or identity.encode("utf-8"),
                     timestamp=record_time,
                     on_delivery=session.on_delivery if self._refused.isolating else None,
@@ -134,11 +145,11 @@ class RecordStep:
         """Keep a decision for the on_commit listener and, with an audit topic, write it there."""
         if self._keep_decisions:
             self._transaction.pending.decisions.append(decision)
-        if self.config.audit_topic is None:
+        if self.config.audit_topic is None or self._encode_decision is None:
             return
         self._session.produce(
             self.config.audit_topic,
-            encode_decision(decision, previous),
+            self._encode_decision(decision_record(decision, previous)),
             key=decision.identity.encode("utf-8"),
             timestamp=record_time,
             on_delivery=self._session.on_delivery,
@@ -179,7 +190,7 @@ class RecordStep:
     def _produce_dead_letter(self, message: Message, record: RejectedRecord) -> None:
         self._session.produce(
             self.config.rejected_topic,
-            REJECTED_RECORD.encode(record),
+            self._encode_rejected(record),
             key=message.key(),
             timestamp=message.timestamp()[1],
             on_delivery=self._session.on_delivery,
