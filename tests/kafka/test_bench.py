@@ -53,3 +53,38 @@ def test_quick_bench_end_to_end(kafka_bootstrap: str, tmp_path: Path) -> None:
     assert document["processor_peak_rss_bytes"] > 0
     assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "ratio processor/limit" in result.output
+
+
+@pytest.mark.kafka
+@pytest.mark.slow
+def test_the_registry_variant_reads_and_writes_the_confluent_wire_format(
+    kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    """`--vary schema-registry=mock://...`: the Worker in registry mode on a Confluent-framed
+    copy of the input, side by side with the default; it must decide exactly as the default
+    (the variant run raises otherwise, e.g. when it dead-letters the framed input)."""
+    from seqgate.streams.cli.bench import bench
+
+    report = tmp_path / "vary.json"
+    result = CliRunner().invoke(
+        bench,
+        [
+            "--bootstrap-servers",
+            kafka_bootstrap,
+            "--events",
+            "4000",
+            "--identities",
+            "400",
+            "--rounds",
+            "1",
+            "--vary",
+            "schema-registry=mock://bench",
+            "--report",
+            str(report),
+        ],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    variants = {v["setting"]: v["rates"] for v in json.loads(report.read_text())["variants"]}
+    assert set(variants) == {"default", "schema-registry=mock://bench"}
+    assert all(rate > 0 for rates in variants.values() for rate in rates)

@@ -85,8 +85,9 @@ _FULL = {
     multiple=True,
     metavar="SETTING=VALUE",
     help="Only compare the Worker with this setting changed against the default, side by"
-    " side (repeatable): producer.<key>=<v>, consumer.<key>=<v> (librdkafka) or"
-    " batch-size=<n>. Runs --rounds alternating rounds (default 2 here).",
+    " side (repeatable): producer.<key>=<v>, consumer.<key>=<v> (librdkafka),"
+    " batch-size=<n> or schema-registry=<URL> (registry mode, mock://NAME for the client's"
+    " in-memory one). Runs --rounds alternating rounds (default 2 here).",
 )
 @click.option("--profile", is_flag=True, help="Also run the Worker under cProfile (not timed).")
 @click.option("--keep-topics", is_flag=True, help="Do not delete the benchmark's topics.")
@@ -135,6 +136,7 @@ def bench(
       seqgate bench --quick
       seqgate bench --events 200000 --identities 20000 --report r.json --chart r.png
       seqgate bench --events 400000 --vary producer.linger.ms=0 --vary batch-size=2000
+      seqgate bench --events 400000 --vary schema-registry=mock://bench
     """
     from seqgate.streams.devtools.bench.chart import draw
     from seqgate.streams.devtools.bench.report import as_json, table

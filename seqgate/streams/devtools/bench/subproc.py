@@ -20,8 +20,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from seqgate.schemas.codec import OBJECT_EVENT
+from seqgate.schemas.framing import SINGLE_OBJECT, Framing
 from seqgate.streams.devtools.bench.limit import PassThroughConfig, StageClock, run_pass_through
 from seqgate.streams.runtime.kafka_settings import DEFAULT_TIMEOUT_S, KafkaSettings, build_settings
+from seqgate.streams.runtime.schema_registry import RegistrySettings, connect
 from seqgate.streams.worker.processor import Worker, WorkerConfig
 
 
@@ -96,7 +99,26 @@ def worker_config(spec: dict[str, Any]) -> WorkerConfig:
         batch_size=spec["batch_size"],
         extra_consumer_config=spec.get("extra_consumer_config", {}),
         extra_producer_config=spec.get("extra_producer_config", {}),
+        framing=registry_framing(spec),
     )
+
+
+def registry_framing(spec: dict[str, Any]) -> Framing:
+    """The stage's framing: through the registry of `schema_registry_url`, if any. A
+    `mock://` registry lives in one process, so the input's schema is registered here
+    first: the in-memory registry then gives it the id the bench framed the input with
+    (checked, as it holds for a real registry too)."""
+    url = spec.get("schema_registry_url")
+    if url is None:
+        return SINGLE_OBJECT
+    framing = connect(RegistrySettings(url))
+    header = framing.header(OBJECT_EVENT, spec["input_topic"])
+    if int.from_bytes(header[1:], "big") != spec["input_schema_id"]:
+        raise RuntimeError(
+            f"the registry gave the input's schema id {int.from_bytes(header[1:], 'big')},"
+            f" the bench framed it with {spec['input_schema_id']}"
+        )
+    return framing
 
 
 def run(spec: dict[str, Any]) -> dict[str, Any]:

@@ -5,7 +5,9 @@ pre-loaded input, `--rounds` times in alternating order (fresh group,
 changelog and state each time); each variant is reported as its best round
 and as a ratio of the default's best round, measured in the same run. A
 setting is written `producer.<librdkafka key>=<value>`,
-`consumer.<librdkafka key>=<value>` or `batch-size=<records>`.
+`consumer.<librdkafka key>=<value>`, `batch-size=<records>` or
+`schema-registry=<URL>`: the Worker in registry mode, reading an input pre-loaded in
+the Confluent wire format (the same events) and writing its outbox in it.
 """
 
 from __future__ import annotations
@@ -20,10 +22,13 @@ from typing import Any
 
 from confluent_kafka.admin import AdminClient
 
+from seqgate.schemas.codec import OBJECT_EVENT
+from seqgate.schemas.wire import SINGLE_OBJECT_HEADER_LEN
 from seqgate.streams.devtools.bench.pairs import stage_throughput
 from seqgate.streams.devtools.bench.workload import WorkloadSpec, build_workload
 from seqgate.streams.runtime.kafka_clients import client_config
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
+from seqgate.streams.runtime.schema_registry import RegistrySettings, connect
 from seqgate.streams.runtime.topics import (
     TopicSpec,
     changelog_topic,
@@ -39,6 +44,11 @@ class Variant:
     label: str
     spec_changes: dict[str, Any]  # merged into the Worker stage's spec
 
+    @property
+    def registry_url(self) -> str | None:
+        url = self.spec_changes.get("schema_registry_url")
+        return None if url is None else str(url)
+
 
 def parse_variant(text: str) -> Variant:
     """`producer.linger.ms=0`, `consumer.fetch.wait.max.ms=10` or `batch-size=2000`.
@@ -47,6 +57,8 @@ def parse_variant(text: str) -> Variant:
     name, sep, value = text.partition("=")
     if not sep or not value:
         raise ValueError(f"--vary {text!r}: expected SETTING=VALUE, e.g. producer.linger.ms=0")
+    if name == "schema-registry":
+        return Variant(text, {"schema_registry_url": value})
     if name == "batch-size":
         if not value.isdigit() or int(value) < 1:
             raise ValueError(f"--vary {text!r}: batch-size takes a positive number of records")
@@ -56,7 +68,7 @@ def parse_variant(text: str) -> Variant:
         return Variant(text, {f"extra_{client}_config": {key: value}})
     raise ValueError(
         f"--vary {text!r}: expected producer.<key>=<value>, consumer.<key>=<value>"
-        " (librdkafka settings) or batch-size=<records>"
+        " (librdkafka settings), batch-size=<records> or schema-registry=<URL>"
     )
 
 
@@ -92,14 +104,22 @@ def compare_variants(
         application_id=apps[0],
         partitions=spec.partitions,
     ) + [TopicSpec(changelog_topic(app), spec.partitions, compacted=True) for app in apps[1:]]
+    registered = {v.registry_url: f"{prefix}-sr{i}" for i, v in enumerate(every) if v.registry_url}
+    for stem in registered.values():
+        names += [TopicSpec(f"{stem}-{role}", spec.partitions) for role in _REGISTRY_TOPICS]
     admin = AdminClient(client_config(kafka))
     create_topics(admin, names)
     try:
         progress(f"building and pre-loading {spec.events:,} events (not measured)")
         workload = build_workload(spec)
         preload(kafka, f"{prefix}-in", workload.records)
+        registry_specs: dict[str | None, dict[str, Any]] = {
+            url: _preload_framed(url, stem, workload.records, kafka, preload)
+            for url, stem in registered.items()
+        }
         del workload
         rates: dict[str, list[float]] = {variant.label: [] for variant in every}
+        first: dict[str, dict[str, int]] = {}  # the default's first round's outcome counts
         with tempfile.TemporaryDirectory(prefix="seqgate-bench-vary-") as tmp:
             for r in range(rounds):
                 for index, variant in enumerate(every):
@@ -115,8 +135,15 @@ def compare_variants(
                             "expect": spec.events,
                             "state_dir": str(Path(tmp) / f"v{index}-r{r}"),
                             **variant.spec_changes,
+                            **registry_specs.get(variant.registry_url, {}),
                         }
                     )
+                    decided = {k: v for k, v in result["counters"].items() if v}
+                    if decided != first.setdefault("counters", decided):
+                        raise RuntimeError(
+                            f"{variant.label} decided differently from {DEFAULT}: {decided}"
+                            f" against {first['counters']}"
+                        )
                     rate = stage_throughput(result).rate
                     rates[variant.label].append(rate)
                     progress(
@@ -128,6 +155,31 @@ def compare_variants(
             with contextlib.suppress(Exception):
                 future.result()
     return [VariantResult(label, values) for label, values in rates.items()]
+
+
+_REGISTRY_TOPICS = ("in", "outbox", "rejected")
+
+
+def _preload_framed(
+    url: str,
+    stem: str,
+    records: list[tuple[bytes, bytes]],
+    kafka: KafkaSettings,
+    preload: Callable[[KafkaSettings, str, list[tuple[bytes, bytes]]], None],
+) -> dict[str, Any]:
+    """Pre-load `records` (single-object) into `<stem>-in` in the Confluent wire format of
+    the registry at `url`; the registry variant's topics and the input's schema id."""
+    framing = connect(RegistrySettings(url))
+    topic = f"{stem}-in"
+    header = framing.header(OBJECT_EVENT, topic)
+    framed = [(key, header + value[SINGLE_OBJECT_HEADER_LEN:]) for key, value in records]
+    preload(kafka, topic, framed)
+    return {
+        "input_topic": topic,
+        "outbox_topic": f"{stem}-outbox",
+        "rejected_topic": f"{stem}-rejected",
+        "input_schema_id": int.from_bytes(header[1:], "big"),
+    }
 
 
 def variants_table(results: list[VariantResult]) -> str:
