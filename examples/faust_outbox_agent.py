@@ -18,7 +18,10 @@ Settings, from the environment:
 * ``SEQGATE_OUTBOX_TOPIC`` (``object-events.outbox``);
 * ``SEQGATE_FAUST_APP_ID`` (``seqgate-outbox-example``): faust's app id, the consumer group;
 * ``SEQGATE_FAUST_DB`` (``outbox-applied.sqlite``): where the agent applies the events;
-* ``SEQGATE_FAUST_DATADIR`` (``faust-data``): faust's own data directory.
+* ``SEQGATE_FAUST_DATADIR`` (``faust-data``): faust's own data directory;
+* ``SEQGATE_SCHEMA_REGISTRY_URL`` (and ``SEQGATE_SCHEMA_REGISTRY_AUTH``), when the worker
+  writes the outbox through a schema registry: Confluent-framed records are then read with
+  the writer schema their id names.
 
 Why ``processing_guarantee="exactly_once"``: the outbox is written in Kafka
 transactions, and a crashed worker leaves records of aborted transactions in the
@@ -47,7 +50,21 @@ from typing import Any
 
 import faust
 
-from seqgate.schemas.faust_codec import OutboxModel  # and registers codec "seqgate_outbox"
+from seqgate.schemas.faust_codec import (
+    OutboxModel,  # and registers codec "seqgate_outbox"
+    use_schema_registry,
+)
+from seqgate.streams.runtime.schema_registry import RegistrySettings, connect
+
+if os.environ.get("SEQGATE_SCHEMA_REGISTRY_URL"):
+    use_schema_registry(
+        connect(
+            RegistrySettings(
+                os.environ["SEQGATE_SCHEMA_REGISTRY_URL"],
+                os.environ.get("SEQGATE_SCHEMA_REGISTRY_AUTH") or None,
+            )
+        )
+    )
 
 BOOTSTRAP = os.environ.get(
     "SEQGATE_BOOTSTRAP_SERVERS", os.environ.get("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092")

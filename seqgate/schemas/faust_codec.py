@@ -10,9 +10,11 @@ of group ``faust.codecs``, so faust finds them by name alone):
 * ``seqgate_decision``: topic ``object-events.decisions``, model :class:`DecisionModel`.
 
 Decoding accepts both encodings, told apart by the first byte: ``C3`` is Avro
-single-object encoding (what the worker writes), ``00`` the Confluent wire format
-(``00`` + schema id + body). A Confluent body is read with the current schema,
-whatever its schema id says. Encoding always writes single-object encoding.
+single-object encoding (what the worker writes by default), ``00`` the Confluent wire
+format (``00`` + schema id + body, what it writes with a schema registry). A Confluent
+body is read with the writer schema its id names once :func:`use_schema_registry` was
+given the registry, else with the current schema, whatever its id says. Encoding always
+writes single-object encoding.
 A codec returns the record's dict form (:meth:`OutboxRecord.to_dict` …), which
 faust turns into the model given as ``value_type``. The models are made from the
 dataclasses of :mod:`seqgate.schemas.records`, so their fields are those of the
@@ -31,6 +33,7 @@ from faust.serializers import codecs
 from seqgate.schemas.avro_codec import AvroCodec
 from seqgate.schemas.codec import DECISION_RECORD, OUTBOX_RECORD, REJECTED_RECORD
 from seqgate.schemas.confluent import confluent_unframe
+from seqgate.schemas.framing import Framing
 from seqgate.schemas.records import DecisionRecord, ObjectEvent, OutboxRecord, RejectedRecord
 from seqgate.schemas.wire import CONFLUENT_MAGIC, SINGLE_OBJECT_MAGIC, CodecError
 
@@ -44,16 +47,31 @@ __all__ = [
     "RejectedCodec",
     "RejectedModel",
     "decode_either",
+    "use_schema_registry",
 ]
 
 # faust's own marker of a model's class, added to to_representation() unless disabled.
 _FAUST_METADATA: Final = "__faust"
 
 
+# The registry of Confluent-framed records, once given: faust's codecs are global too.
+_registry: list[Framing] = []
+
+
+def use_schema_registry(framing: Framing) -> None:
+    """Read Confluent-framed records through ``framing``'s schema registry (made with
+    ``seqgate.streams.runtime.schema_registry.connect``, as the worker's is)."""
+    if framing.registry is None:
+        raise ValueError("use_schema_registry needs a Framing with a schema registry")
+    _registry[:] = [framing]
+
+
 def decode_either(codec: AvroCodec[Any], data: bytes) -> Any:
     """``data`` in single-object encoding or in the Confluent wire format, decoded."""
     if data[:1] == SINGLE_OBJECT_MAGIC[:1]:
         return codec.decode(data)
+    if data[:1] == bytes([CONFLUENT_MAGIC]) and _registry:
+        return _registry[0].decode(codec, data)
     if data[:1] == bytes([CONFLUENT_MAGIC]):
         _schema_id, body = confluent_unframe(data)
         return codec.decode_body(body)

@@ -88,3 +88,25 @@ def test_importing_seqgate_schemas_does_not_import_faust() -> None:
 def test_the_codecs_are_faust_entry_points() -> None:
     found = {e.name: e.load() for e in entry_points(group="faust.codecs")}
     assert {name: found.get(name) for name in faust_codec.CODEC_NAMES} == faust_codec.CODEC_NAMES
+
+
+def test_through_a_registry_the_schema_id_decides_how_a_confluent_record_is_read() -> None:
+    """Without a registry a Confluent body is read as the current schema whatever its id;
+    once given one, the id must name a schema of that record type in it."""
+    from seqgate.schemas.confluent import confluent_frame as frame
+    from seqgate.streams.runtime.schema_registry import RegistrySettings, connect
+
+    record = CASES[0][3]
+    framing = connect(RegistrySettings("mock://faust-codec"))
+    written = framing.writer(OUTBOX_RECORD, "object-events.outbox")(record)
+    unknown_id = frame(4242, OUTBOX_RECORD.encode_body(record))
+    assert codecs.loads("seqgate_outbox", unknown_id) == record.to_dict()
+    faust_codec.use_schema_registry(framing)
+    try:
+        assert codecs.loads("seqgate_outbox", written) == record.to_dict()
+        with pytest.raises(CodecError, match="4242 is not in the schema registry"):
+            codecs.loads("seqgate_outbox", unknown_id)
+    finally:
+        faust_codec._registry.clear()
+    with pytest.raises(ValueError, match="schema registry"):
+        faust_codec.use_schema_registry(connect(None))
