@@ -1,9 +1,8 @@
 """The Confluent wire format's framing: ``00`` + 4-byte big-endian schema id + Avro body.
 
-Used when a schema-registry URL is configured, around
-:meth:`~seqgate.schemas.avro_codec.AvroCodec.encode_body` and
-:meth:`~seqgate.schemas.avro_codec.AvroCodec.decode_body`; the registry client
-that maps schemas to ids is not built (docs/design.md §2.7, §9).
+Used by :mod:`seqgate.schemas.framing` when a schema registry is configured, around
+:meth:`~seqgate.schemas.avro_codec.AvroCodec.encode_body`; the registry that maps
+schemas to ids is :mod:`seqgate.streams.runtime.schema_registry` (docs/design.md §2.7).
 """
 
 from __future__ import annotations
