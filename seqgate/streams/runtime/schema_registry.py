@@ -117,12 +117,35 @@ class RegistrySettings:
 
     def client_config(self) -> dict[str, Any]:
         config: dict[str, Any] = {"url": self.url, "timeout": _DEFAULT_TIMEOUT_S}
-        config.update(self.properties)
-        if "timeout" in self.properties:
-            config["timeout"] = float(self.properties["timeout"])
+        for name, value in self.properties.items():
+            config[name] = _typed(name, value)
         if self.auth is not None:
             config["basic.auth.user.info"] = self.auth
         return config
+
+
+def _typed(name: str, value: str) -> Any:
+    """A property as the client wants it: its numeric settings refuse text."""
+    kind = _NUMERIC_PROPERTIES.get(name)
+    if kind is None:
+        return value
+    try:
+        return kind(value)
+    except ValueError:
+        raise UsageError(
+            f"--schema-registry-property {name}={value!r}: expected a number"
+        ) from None
+
+
+# The registry client's settings that must be numbers (confluent-kafka 2.x).
+_NUMERIC_PROPERTIES: Final[Mapping[str, Callable[[str], Any]]] = {
+    "timeout": float,
+    "max.retries": int,
+    "retries.wait.ms": int,
+    "retries.max.wait.ms": int,
+    "cache.capacity": int,
+    "cache.latest.ttl.sec": int,
+}
 
 
 class ConfluentSchemaRegistry:
@@ -229,6 +252,12 @@ def _new_client(settings: RegistrySettings) -> Any:
         return SchemaRegistryClient.new_client(settings.client_config())
     except (ValueError, TypeError) as error:
         raise UsageError(f"--schema-registry-property: {error}") from None
+    except OSError as error:  # a TLS file that cannot be read
+        name = getattr(error, "filename", None) or "a file"
+        raise UsageError(
+            f"--schema-registry-property: cannot read {name} ({error.strerror or error}):"
+            " check ssl.ca.location, ssl.certificate.location and ssl.key.location"
+        ) from None
 
 
 def describe_registry(framing: Framing) -> dict[str, object] | None:
