@@ -36,6 +36,14 @@ def test_the_bounds_are_asked_again_while_the_cluster_moves() -> None:
     assert consumer.asked == 3
 
 
+def test_metadata_that_briefly_lacks_the_partition_is_asked_again() -> None:
+    """Seen in CI right after node 1 of three came back: `Failed to get watermark offsets:
+    Local: Unknown partition` ended the worker."""
+    consumer = _Consumer(KafkaError._UNKNOWN_PARTITION, KafkaError.UNKNOWN_TOPIC_OR_PART)
+    assert restore._bounds(consumer, TP, timeout=10.0, cached=False) == (3, 42)  # type: ignore[arg-type]
+    assert consumer.asked == 3
+
+
 def test_another_error_is_the_answer() -> None:
     consumer = _Consumer(KafkaError.TOPIC_AUTHORIZATION_FAILED)
     with pytest.raises(KafkaException):

@@ -24,9 +24,11 @@ _LOG_EVERY_S = 5.0
 # How often the changelog's end is asked again while it is below an offset the
 # store already reflects (the commit markers of the last transaction not written yet).
 _END_RECHECK_S = 0.05
-# The cluster moving under the question for the changelog's bounds: a leader election, or
-# the handle of a node that returned replaced (seen right after two of three nodes were
-# down). Asked again, with this pause, until the timeout; anything else is an answer.
+# The cluster moving under the question for the changelog's bounds: a leader election, the
+# handle of a node that returned replaced, or metadata that briefly lacks the partition
+# (_UNKNOWN_PARTITION: both seen right after two of three nodes were down; the changelog's
+# partitions were checked at start, so it is not gone). Asked again, with this pause,
+# until the timeout; anything else is an answer.
 _MOVING = frozenset(
     {
         KafkaError._DESTROY_BROKER,
@@ -35,6 +37,8 @@ _MOVING = frozenset(
         KafkaError._ALL_BROKERS_DOWN,
         KafkaError.LEADER_NOT_AVAILABLE,
         KafkaError.NOT_LEADER_FOR_PARTITION,
+        KafkaError._UNKNOWN_PARTITION,
+        KafkaError.UNKNOWN_TOPIC_OR_PART,
     }
 )
 _MOVING_PAUSE_S = 0.5
