@@ -10,10 +10,11 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from typing import Protocol
 
 from confluent_kafka import KafkaError, KafkaException
 
-__all__ = ["OTHER_CALL_PENDING", "RETRY_PAUSE_S", "retriable", "retrying"]
+__all__ = ["OTHER_CALL_PENDING", "RETRY_PAUSE_S", "init_may_retry", "retriable", "retrying"]
 
 # The retries are the session's: its logger name, which operators filter on, stays the same.
 log = logging.getLogger("seqgate.streams.runtime.session")
@@ -27,6 +28,19 @@ OTHER_CALL_PENDING = frozenset({KafkaError._CONFLICT, KafkaError._PREV_IN_PROGRE
 
 def retriable(error: KafkaError) -> bool:
     return bool(error.retriable()) and error.code() not in OTHER_CALL_PENDING
+
+
+class _Outage(Protocol):
+    def waiting(self) -> bool: ...
+
+
+def init_may_retry(error: KafkaError, outage: _Outage | None, settled_by: float) -> bool:
+    """Whether a failed init_transactions is asked again: a retriable failure while a write
+    outage explains it; CONCURRENT_TRANSACTIONS (the coordinator still completing an earlier
+    incarnation's transaction, which librdkafka hands back) until ``settled_by``."""
+    if error.code() == KafkaError.CONCURRENT_TRANSACTIONS and time.monotonic() < settled_by:
+        return True
+    return retriable(error) and outage is not None and outage.waiting()
 
 
 def retrying(

@@ -5,8 +5,8 @@ carries input offsets, the consumer they belong to. It holds the steps every
 caller must take the same way (docs/design.md §5.2, §5.3): `init` (fencing),
 `begin`, `produce` with back-pressure, `commit` (the commit protocol, the only copy
 of it), `abort_and_rewind`, `renew` (a new producer for a lost one, runtime/renewal.py),
-the diagnosis of a fatal error, and `close`. What a
-transaction holds and what a commit means for local state stay with the caller.
+the diagnosis of a fatal error, and `close`. What a transaction holds and what a commit
+means for local state stay with the caller.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from seqgate.streams.runtime.bounded_call import CallHung, call_within
 from seqgate.streams.runtime.faults import FaultInjector, FaultPoint
 from seqgate.streams.runtime.kafka_clients import is_fatal
 from seqgate.streams.runtime.renewal import ProducerLost, RenewalBudget, renewable
-from seqgate.streams.runtime.retrying import RETRY_PAUSE_S, retriable, retrying
+from seqgate.streams.runtime.retrying import RETRY_PAUSE_S, init_may_retry, retriable, retrying
 from seqgate.streams.runtime.transaction_failures import FatalErrorTrap, SessionRole, describe_fatal
 
 log = logging.getLogger(__name__)
@@ -116,16 +116,16 @@ class TransactionalSession:
 
     def init(self) -> None:
         """Fence any earlier incarnation with this transactional.id and abort its open
-        transaction; the caller's failure when the broker does not allow it. During a write
-        outage (worker/outage.py) it cannot finish, the transaction log taking no writes
-        either: a retriable failure that the outage explains is retried until it ends."""
+        transaction; the caller's failure when the broker does not allow it. Asked again
+        during a write outage (worker/outage.py) and, for up to the transaction timeout, while
+        the coordinator completes the earlier transaction (retrying.init_may_retry)."""
+        settled_by = time.monotonic() + self.role.transaction_timeout_ms / 1000 + self._timeout_s
         while True:
             try:
                 self.producer.init_transactions(self._timeout_s)
                 return
             except KafkaException as error:
-                outage = self._outage
-                if not (retriable(error.args[0]) and outage is not None and outage.waiting()):
+                if not init_may_retry(error.args[0], self._outage, settled_by):
                     raise self._failed(
                         f"init_transactions for transactional.id {self.role.transactional_id}"
                         f" failed: {error.args[0].str()}"
