@@ -227,11 +227,9 @@ class ConfluentSchemaRegistry:
             raise SchemaRegistryRefused(
                 f"the schema registry at {url} refused {what} ({said})"
             ) from None
-        except (OSError, ValueError, TypeError) as error:
-            raise SchemaRegistryUnreachable(_unreachable(url, what, error)) from None
         except Exception as error:
             # The client's HTTP library raises its own transport errors (connection
-            # refused, time-out, TLS); none of them is anything but "not reachable".
+            # refused, time-out, TLS), besides OSError; none is anything but "not reachable".
             raise SchemaRegistryUnreachable(_unreachable(url, what, error)) from None
 
 
