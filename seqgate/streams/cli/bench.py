@@ -89,6 +89,23 @@ _FULL = {
     " batch-size=<n> or schema-registry=<URL> (registry mode, mock://NAME for the client's"
     " in-memory one). Runs --rounds alternating rounds (default 2 here).",
 )
+@click.option(
+    "--warmup/--no-warmup",
+    default=True,
+    show_default=True,
+    help="Run one (limit, Worker) round first and leave it out of the figures: a broker"
+    " that has just started serves its first full read and transactions cold.",
+)
+@click.option(
+    "--peers",
+    "peers",
+    default="",
+    metavar="NAME[,NAME...]",
+    help="Also run these peers in every round on the same input, each judged by the same"
+    " oracle as the Worker: kafka-streams (Java, built with Maven), quix (Quix Streams, in a"
+    " venv of its own), faust (faust-streaming). A peer that cannot run here is reported as"
+    " 'not run: <why>'.",
+)
 @click.option("--profile", is_flag=True, help="Also run the Worker under cProfile (not timed).")
 @click.option("--keep-topics", is_flag=True, help="Do not delete the benchmark's topics.")
 @click.option("--quick", is_flag=True, help="Small N/K (20,000 / 2,000): under a minute, for CI.")
@@ -121,6 +138,8 @@ def bench(
     rss_budget_mb: int,
     rounds: int | None,
     vary: tuple[str, ...],
+    warmup: bool,
+    peers: str,
     profile: bool,
     keep_topics: bool,
     quick: bool,
@@ -137,8 +156,10 @@ def bench(
       seqgate bench --events 200000 --identities 20000 --report r.json --chart r.png
       seqgate bench --events 400000 --vary producer.linger.ms=0 --vary batch-size=2000
       seqgate bench --events 400000 --vary schema-registry=mock://bench
+      seqgate bench --quick --peers kafka-streams,quix,faust
     """
     from seqgate.streams.devtools.bench.chart import draw
+    from seqgate.streams.devtools.bench.peers.comparison import parse_peer_names
     from seqgate.streams.devtools.bench.report import as_json, table
     from seqgate.streams.devtools.bench.runner import BenchSettings, broker, run_bench
 
@@ -152,6 +173,7 @@ def bench(
             reorder_rate=reorder_rate,
             seed=seed,
         )
+        peer_names = parse_peer_names(peers)
     except ValueError as error:
         raise click.UsageError(str(error)) from error
     settings = BenchSettings(
@@ -166,6 +188,8 @@ def bench(
         profile=profile,
         keep_topics=keep_topics,
         rounds=rounds or int(defaults["rounds"]),
+        peers=peer_names,
+        warmup=warmup,
     )
     if vary:
         _compare_settings(settings, vary, rounds or 2, kafka, report)

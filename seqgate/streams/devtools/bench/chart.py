@@ -30,6 +30,11 @@ def draw(figures: BenchFigures, latencies_ms: Sequence[float], path: Path) -> No
     names = [label for _, label in _STAGES]
     rates = [getattr(figures, attr).rate for attr, _ in _STAGES]
     colors = ["#999999", "#1f77b4", "#d62728", "#2ca02c", "#999999", "#ff7f0e", "#999999"]
+    # The peers that ran stand beside the processor (median rate over the rounds).
+    ran = [p for p in figures.peers if p["rate"] is not None and not math.isnan(p["rate"])]
+    names[2:2] = [str(p["framework"]).replace(" ", "\n", 1) for p in ran]
+    rates[2:2] = [float(p["rate"]) for p in ran]
+    colors[2:2] = ["#9467bd"] * len(ran)
     drawn = bars.bar(names, rates, color=colors)
     bars.bar_label(drawn, labels=[f"{rate:,.0f}" for rate in rates], fontsize=8)
     bars.set_yscale("log")  # the SQLite reference is two orders of magnitude below the rest

@@ -13,13 +13,15 @@ round's figures alongside.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from seqgate.streams.devtools.bench.peers.stage import PeerRound
 from seqgate.streams.devtools.bench.report import Throughput, ratio
 
 StageRunner = Callable[[dict[str, Any]], dict[str, Any]]
+PeersRunner = Callable[[int], list[PeerRound]]  # round index -> every peer's result
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +32,7 @@ class Pair:
         str, Any
     ]  # the stage processes' JSON results (seqgate.streams.devtools.bench.subproc)
     worker_result: dict[str, Any]
+    peers: list[PeerRound] = field(default_factory=list)  # measured after the Worker
 
     @property
     def ratio(self) -> float:
@@ -48,10 +51,22 @@ def stage_throughput(result: dict[str, Any]) -> Throughput:
     return Throughput(result["committed"], result["last_commit"] - result["first_record"])
 
 
+WARMUP = -1  # the round index of the warm-up round
+
+
+def _round_suffix(round_index: int) -> str:
+    return "-warmup" if round_index == WARMUP else f"-r{round_index}"
+
+
 def round_application_id(application_id: str, round_index: int) -> str:
     """The Worker's application id in a round (round 0 keeps the bench's own: the
     restore stage reads its changelog)."""
-    return application_id if round_index == 0 else f"{application_id}-r{round_index}"
+    return application_id if round_index == 0 else application_id + _round_suffix(round_index)
+
+
+def round_outbox_topic(outbox_topic: str, round_index: int) -> str:
+    """The Worker's outbox in a round: each round writes its own, which the oracle reads."""
+    return outbox_topic if round_index == 0 else outbox_topic + _round_suffix(round_index)
 
 
 def measure_pairs(
@@ -64,17 +79,29 @@ def measure_pairs(
     rounds: int,
     state_root: Path,
     progress: Callable[[str], None],
+    peers: PeersRunner | None = None,
+    warmup: bool = False,
 ) -> list[Pair]:
-    """`rounds` pairs of (limit, Worker), each stage in its own process."""
+    """`rounds` pairs of (limit, Worker), each stage in its own process; then, in the
+    same round, every peer (`peers`).
+
+    With `warmup`, one (limit, Worker) pair runs first and is not reported: a broker
+    that has just started serves the first full read of a topic from disk and its
+    first transactions cold (seen: the limit's first round at 64,000 records/s, the
+    next two at 111,000), which no later round pays.
+    """
     pairs: list[Pair] = []
-    for index in range(rounds):
-        label = f"round {index + 1}/{rounds}: " if rounds > 1 else ""
+    for index in [WARMUP] * warmup + list(range(rounds)):
+        if index == WARMUP:
+            label = "warm-up round (not reported): "
+        else:
+            label = f"round {index + 1}/{rounds}: " if rounds > 1 else ""
         progress(f"{label}limit: transactional pass-through")
         limit_result = run_stage(
             {
                 **common,
                 "mode": "limit",
-                "application_id": f"{application_id}-limit-{index}",
+                "application_id": f"{application_id}-limit{_round_suffix(index)}",
                 "expect": expect,
                 "output_topic": limit_output_topic,
                 "state_dir": str(state_root / "unused"),
@@ -87,13 +114,18 @@ def measure_pairs(
                 **common,
                 "mode": "worker",
                 "application_id": round_application_id(application_id, index),
+                "outbox_topic": round_outbox_topic(common["outbox_topic"], index),
                 "expect": expect,
-                "state_dir": str(state_root / f"worker-{index}"),
+                "state_dir": str(state_root / f"worker{_round_suffix(index)}"),
             }
         )
         processor = stage_throughput(worker_result)
         pair = Pair(limit, processor, limit_result, worker_result)
         progress(f"{label}processor: {processor.rate:,.0f} events/s ({pair.ratio:.2f}x)")
+        if index == WARMUP:
+            continue
+        if peers is not None:
+            pair.peers.extend(peers(index))
         pairs.append(pair)
     return pairs
 

@@ -111,6 +111,10 @@ class BenchFigures:
     latency_gc_ms: dict[str, float] = field(default_factory=dict)
     # Every (limit, processor) pair measured; `limit`/`processor` are the median-ratio pair.
     rounds: list[dict[str, float]] = field(default_factory=list)
+    # `--peers`: one summary per peer (seqgate.streams.devtools.bench.peers.summary), and the
+    # oracle's verdict on the Worker's first-round outbox.
+    peers: list[dict[str, Any]] = field(default_factory=list)
+    processor_verdict: dict[str, object] = field(default_factory=dict)
 
 
 def spread(values: Sequence[float]) -> dict[str, float]:
@@ -199,6 +203,33 @@ def _round_rows(rounds: list[dict[str, float]]) -> list[tuple[str, str, str]]:
     return [("  processor/limit, every round", f"{len(rounds)} rounds", described)]
 
 
+def _peer_rows(figures: BenchFigures) -> list[tuple[str, str, str]]:
+    """One row per peer (and its every-round ratios), after the Worker's oracle verdict."""
+    if not figures.peers:
+        return []
+    verdict = figures.processor_verdict
+    worker = "exact" if verdict.get("exact") else f"NOT exact: {verdict.get('examples')}"
+    rows = [
+        ("processor outbox vs replay (oracle)", worker, f"{verdict.get('expected', 0):,} events")
+    ]
+    for peer in figures.peers:
+        if peer["rate"] is None or math.isnan(peer["rate"]):
+            rows.append((f"peer {peer['framework']}", "-", str(peer["correctness"])))
+            continue
+        rows.append(
+            (
+                f"peer {peer['framework']}",
+                f"{peer['rate']:,.0f} ev/s",
+                f"processor/peer {_num(peer['worker_ratio'])}x, peak RSS"
+                f" {peer['peak_rss_bytes'] / 2**20:,.0f} MiB, {peer['correctness']}",
+            )
+        )
+        if len(peer["worker_ratios"]) > 1:
+            every = ", ".join(f"{value:.2f}x" for value in peer["worker_ratios"])
+            rows.append(("  processor/peer, every round", f"{len(peer['worker_ratios'])}", every))
+    return rows
+
+
 def _duration_rows(
     name: str, ms: dict[str, float], quantiles: tuple[str, ...], counted: str
 ) -> list[tuple[str, str, str]]:
@@ -218,6 +249,7 @@ def table(figures: BenchFigures) -> str:
         _stage_row("limit (transactional pass-through)", figures.limit),
         _stage_row("processor (Worker)", figures.processor),
         *_round_rows(figures.rounds),
+        *_peer_rows(figures),
         _stage_row("sqlite reference (guide)", figures.sqlite),
         _stage_row("restore (restore_partition)", figures.restore),
         _stage_row("raw changelog consume", figures.raw_changelog),
@@ -322,6 +354,8 @@ def as_json(figures: BenchFigures) -> dict[str, Any]:
                 for t in targets(figures)
             ],
             "profile": figures.profile,
+            "peers": figures.peers,
+            "processor_verdict": figures.processor_verdict,
         }
     )
     return document

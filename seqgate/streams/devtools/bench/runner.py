@@ -28,11 +28,14 @@ from seqgate.streams.devtools.bench.bridge_stage import bridge_publish, raw_prod
 from seqgate.streams.devtools.bench.latency import LatencyResult, measure_latency
 from seqgate.streams.devtools.bench.machine import environment, profile_top
 from seqgate.streams.devtools.bench.pairs import (
+    WARMUP,
     Pair,
     measure_pairs,
     median_pair,
     round_application_id,
+    round_outbox_topic,
 )
+from seqgate.streams.devtools.bench.peers.comparison import PeerComparison
 from seqgate.streams.devtools.bench.produce import (
     DeliveryErrors,
     bridge_like_producer,
@@ -85,6 +88,8 @@ class BenchSettings:
     profile: bool = False
     keep_topics: bool = False
     rounds: int = 3
+    peers: tuple[str, ...] = ()  # seqgate.streams.devtools.bench.peers.catalog names
+    warmup: bool = True  # one (limit, Worker) round first, not reported
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +140,7 @@ class _Pipeline:
 
 class _Names:
     def __init__(self) -> None:
-        prefix = f"seqgate-bench-{uuid.uuid4().hex[:8]}"
+        prefix = self.prefix = f"seqgate-bench-{uuid.uuid4().hex[:8]}"
         self.main = _Pipeline.named(prefix, f"{prefix}-app")
         self.latency = _Pipeline.named(f"{prefix}-lat", f"{prefix}-lat")
         self.limit_out = f"{prefix}-limit-out"
@@ -148,10 +153,13 @@ class _Names:
         specs = self.main.topics(partitions) + self.latency.topics(partitions)
         extra = [self.limit_out, self.bridge, self.bridge_rejected, self.raw]
         specs += [TopicSpec(name, partitions) for name in extra]
-        # The profile run and the later rounds write into the same outbox, with
-        # changelogs of their own.
+        # The later rounds write into outboxes of their own (the oracle reads them), the
+        # profile run into the first one; each with a changelog of its own.
+        outbox = self.main.outbox_topic
+        later = [WARMUP, *range(1, rounds)]
+        specs += [TopicSpec(round_outbox_topic(outbox, r), partitions) for r in later]
         app = self.main.application_id
-        apps = [self.profile_app] + [round_application_id(app, r) for r in range(1, rounds)]
+        apps = [self.profile_app] + [round_application_id(app, r) for r in later]
         specs += [TopicSpec(changelog_topic(app), partitions, compacted=True) for app in apps]
         return specs
 
@@ -185,14 +193,22 @@ def run_bench(settings: BenchSettings, kafka: KafkaSettings, kafka_version: str 
             figures, latencies = _measure(_Run(settings, kafka, workload, names, Path(tmp)))
     finally:
         if not settings.keep_topics:
-            topics = [s.name for s in names.specs(spec.partitions, settings.rounds)]
-            for future in admin.delete_topics(topics, request_timeout=30).values():
-                with contextlib.suppress(Exception):
-                    future.result()
+            _delete_topics(admin, names.prefix)
     figures.environment = environment(kafka_version)
     figures.settings["total_seconds"] = round(time.monotonic() - started, 1)
     progress(f"done in {time.monotonic() - started:.0f} s ({n:,} events)")
     return BenchRun(figures, latencies)
+
+
+def _delete_topics(admin: AdminClient, prefix: str) -> None:
+    """Every topic of this run: the bench's own and those the peers' frameworks created
+    (changelogs and repartition topics carry the peer's application id, or contain it)."""
+    topics = [name for name in admin.list_topics(timeout=30).topics if prefix in name]
+    if not topics:
+        return
+    for future in admin.delete_topics(topics, request_timeout=30).values():
+        with contextlib.suppress(Exception):
+            future.result()
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,8 +243,23 @@ class _Run:
         progress(f"pre-loading {len(self.workload):,} records into {topic} (not measured)")
         preload(self.kafka, topic, self.workload.records)
 
-    def pairs(self) -> list[Pair]:
-        """The (limit, Worker) rounds, which must all decide the same."""
+    def peer_comparison(self) -> PeerComparison | None:
+        if not self.settings.peers:
+            return None
+        return PeerComparison.start(
+            self.settings.peers,
+            kafka=self.kafka,
+            workload=self.workload,
+            input_topic=self.names.main.input_topic,
+            commit_interval_ms=self.settings.commit_interval_ms,
+            workdir=self.tmp / "peers",
+            prefix=self.names.prefix,
+            timeout_s=self.timeout,
+            progress=progress,
+        )
+
+    def pairs(self, comparison: PeerComparison | None) -> list[Pair]:
+        """The (limit, Worker, peers) rounds; the Worker's must all decide the same."""
         timeout = self.timeout
         pairs = measure_pairs(
             lambda stage: run_stage(stage, timeout),
@@ -239,6 +270,8 @@ class _Run:
             rounds=self.settings.rounds,
             state_root=self.tmp,
             progress=progress,
+            peers=comparison.run_round if comparison else None,
+            warmup=self.settings.warmup,
         )
         for pair in pairs:
             counters = {k: v for k, v in pair.worker_result["counters"].items() if v}
@@ -356,8 +389,16 @@ class _Run:
 def _measure(run: _Run) -> tuple[BenchFigures, list[float]]:
     settings = run.settings
     run.preload()
-    pairs = run.pairs()
+    comparison = run.peer_comparison()
+    pairs = run.pairs(comparison)
     chosen = median_pair(pairs)
+    peers: list[dict[str, Any]] = []
+    worker_verdict: dict[str, object] = {}
+    if comparison is not None:
+        peers = comparison.summaries(
+            [pair.peers for pair in pairs], [pair.processor.rate for pair in pairs]
+        )
+        worker_verdict = comparison.worker_verdict(run.names.main.outbox_topic).as_dict()
     worker = chosen.worker_result
     sqlite_n, reference = run.sqlite_reference()
     raw_changelog, restored, restored_default = run.restore()
@@ -373,6 +414,8 @@ def _measure(run: _Run) -> tuple[BenchFigures, list[float]]:
             "sqlite_events": sqlite_n,
             "bridge_events": bridge_n,
             "latency_seconds": settings.latency_seconds,
+            "warmup_round": settings.warmup,
+            "rounds": settings.rounds,
             "limit_commits": chosen.limit_result["commits"],
             "processor_commits": worker["commits"],
             "processor_aborts": worker["aborts"],
@@ -399,5 +442,7 @@ def _measure(run: _Run) -> tuple[BenchFigures, list[float]]:
         latency_commit_ms=spread(latency_worker["commit_ms"]),
         latency_gc_ms=spread(latency.bench_gc_pauses_ms),
         rounds=[pair.as_dict() for pair in pairs],
+        peers=peers,
+        processor_verdict=worker_verdict,
     )
     return figures, latency.latencies_ms
