@@ -32,6 +32,10 @@ _FULL = {
     "rounds": 3,
 }
 
+_TORTURE = {"events": 200_000, "identities": 20_000}
+_TORTURE_QUICK = {"events": 50_000, "identities": 5_000}
+_ALL_PEERS = ("kafka-streams", "quix", "faust")
+
 
 @click.command("bench")
 @optional_kafka_options
@@ -106,6 +110,20 @@ _FULL = {
     " venv of its own), faust (faust-streaming). A peer that cannot run here is reported as"
     " 'not run: <why>'.",
 )
+@click.option(
+    "--peer-torture",
+    is_flag=True,
+    help="Instead of measuring speed: put the Worker and each peer (--peers, default all)"
+    " through the same kill -9 schedule on one input, then judge every outbox (missing,"
+    " duplicated, unexpected). Default N/K 200,000 / 20,000 (quick 50,000 / 5,000).",
+)
+@click.option(
+    "--kills",
+    type=click.IntRange(min=1),
+    default=6,
+    show_default=True,
+    help="SIGKILLs per system in --peer-torture.",
+)
 @click.option("--profile", is_flag=True, help="Also run the Worker under cProfile (not timed).")
 @click.option("--keep-topics", is_flag=True, help="Do not delete the benchmark's topics.")
 @click.option("--quick", is_flag=True, help="Small N/K (20,000 / 2,000): under a minute, for CI.")
@@ -140,6 +158,8 @@ def bench(
     vary: tuple[str, ...],
     warmup: bool,
     peers: str,
+    peer_torture: bool,
+    kills: int,
     profile: bool,
     keep_topics: bool,
     quick: bool,
@@ -158,20 +178,20 @@ def bench(
       seqgate bench --events 400000 --vary schema-registry=mock://bench
       seqgate bench --quick --peers kafka-streams,quix,faust
     """
-    from seqgate.streams.devtools.bench.chart import draw
     from seqgate.streams.devtools.bench.peers.comparison import parse_peer_names
-    from seqgate.streams.devtools.bench.report import as_json, table
-    from seqgate.streams.devtools.bench.runner import BenchSettings, broker, run_bench
+    from seqgate.streams.devtools.bench.runner import BenchSettings
 
     defaults = _QUICK if quick else _FULL
+    if peer_torture:
+        defaults = {**defaults, **(_TORTURE_QUICK if quick else _TORTURE)}
     try:
         spec = WorkloadSpec(
-            events=events or int(defaults["events"]),
-            identities=identities or int(defaults["identities"]),
-            partitions=partitions,
-            redelivery_rate=redelivery_rate,
-            reorder_rate=reorder_rate,
-            seed=seed,
+            int(events or defaults["events"]),
+            int(identities or defaults["identities"]),
+            partitions,
+            redelivery_rate,
+            reorder_rate,
+            seed,
         )
         peer_names = parse_peer_names(peers)
     except ValueError as error:
@@ -191,9 +211,22 @@ def bench(
         peers=peer_names,
         warmup=warmup,
     )
+    if peer_torture:
+        _torture(settings, peer_names or _ALL_PEERS, kills, kafka, report)
+        return
     if vary:
         _compare_settings(settings, vary, rounds or 2, kafka, report)
         return
+    _measure(settings, kafka, report, chart)
+
+
+def _measure(
+    settings: BenchSettings, kafka: KafkaSettings | None, report: Path, chart: Path
+) -> None:
+    from seqgate.streams.devtools.bench.chart import draw
+    from seqgate.streams.devtools.bench.report import as_json, table
+    from seqgate.streams.devtools.bench.runner import broker, run_bench
+
     if kafka is not None:
         ensure_reachable(kafka)
     with broker(kafka) as (target, kafka_version):
@@ -202,6 +235,33 @@ def bench(
     report.write_text(json.dumps(as_json(result.figures), indent=2) + "\n")
     draw(result.figures, result.latencies_ms, chart)
     click.echo(f"report: {report}  chart: {chart}")
+
+
+def _torture(
+    settings: BenchSettings,
+    peers: tuple[str, ...],
+    kills: int,
+    kafka: KafkaSettings | None,
+    report: Path,
+) -> None:
+    from seqgate.streams.devtools.bench.peers.torture import torture_table
+    from seqgate.streams.devtools.bench.runner import broker
+    from seqgate.streams.devtools.bench.torture_run import run_peer_torture
+
+    if kafka is not None:
+        ensure_reachable(kafka)
+    with broker(kafka) as (target, _version):
+        result = run_peer_torture(
+            target,
+            settings.spec,
+            peers,
+            kills=kills,
+            commit_interval_ms=settings.commit_interval_ms,
+            keep_topics=settings.keep_topics,
+        )
+    click.echo(torture_table(result.results, result.schedule))
+    report.write_text(json.dumps(result.as_json(), indent=2) + "\n")
+    click.echo(f"report: {report}")
 
 
 def _compare_settings(

@@ -193,14 +193,14 @@ def run_bench(settings: BenchSettings, kafka: KafkaSettings, kafka_version: str 
             figures, latencies = _measure(_Run(settings, kafka, workload, names, Path(tmp)))
     finally:
         if not settings.keep_topics:
-            _delete_topics(admin, names.prefix)
+            delete_topics(admin, names.prefix)
     figures.environment = environment(kafka_version)
     figures.settings["total_seconds"] = round(time.monotonic() - started, 1)
     progress(f"done in {time.monotonic() - started:.0f} s ({n:,} events)")
     return BenchRun(figures, latencies)
 
 
-def _delete_topics(admin: AdminClient, prefix: str) -> None:
+def delete_topics(admin: AdminClient, prefix: str) -> None:
     """Every topic of this run: the bench's own and those the peers' frameworks created
     (changelogs and repartition topics carry the peer's application id, or contain it)."""
     topics = [name for name in admin.list_topics(timeout=30).topics if prefix in name]

@@ -16,17 +16,25 @@ import signal
 import subprocess
 import threading
 import time
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, TopicPartition
+from confluent_kafka.admin import AdminClient, OffsetSpec  # type: ignore[attr-defined]
 
 from seqgate.streams.runtime.kafka_clients import client_config
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
+from seqgate.streams.tools.inspect import list_offsets
 
-__all__ = ["GroupProgress", "Launch", "SystemExited", "SystemProcess"]
+__all__ = [
+    "GroupProgress",
+    "Launch",
+    "SystemExited",
+    "SystemProcess",
+    "wait_for_open_transactions",
+    "wait_until_committed",
+]
 
 _STOP_TIMEOUT_S = 60.0
 _LOG_TAIL = 6
@@ -178,10 +186,17 @@ class GroupProgress:
             self._consumer.get_watermark_offsets(tp, self._timeout)[1] for tp in self._partitions
         ]
         self.end = sum(ends)
+        self._last = 0
 
     def committed(self) -> int:
-        offsets = self._consumer.committed(self._partitions, timeout=self._timeout)
-        return sum(max(0, tp.offset) for tp in offsets)
+        """The committed total; the last one seen while the group coordinator does not
+        answer (it may be busy for a while after a member was killed)."""
+        try:
+            offsets = self._consumer.committed(self._partitions, timeout=self._timeout)
+        except KafkaException:
+            return self._last
+        self._last = sum(max(0, tp.offset) for tp in offsets)
+        return self._last
 
     def close(self) -> None:
         self._consumer.close()
@@ -206,5 +221,34 @@ def wait_until_committed(
         time.sleep(poll_s)
 
 
-def unique_suffix() -> str:
-    return uuid.uuid4().hex[:6]
+def _open_transaction_lag(admin: AdminClient, topic: str, partitions: int) -> int:
+    """Records of `topic` not yet visible to read_committed readers: between each
+    partition's last stable offset and its end."""
+    latest = OffsetSpec.latest()  # type: ignore[no-untyped-call]
+    ends = [
+        sum(
+            offset
+            for offset, _ in list_offsets(
+                admin, topic, range(partitions), latest, committed_only=committed
+            ).values()
+        )
+        for committed in (False, True)
+    ]
+    return ends[0] - ends[1]
+
+
+def wait_for_open_transactions(
+    kafka: KafkaSettings, topic: str, partitions: int, timeout: float, poll_s: float = 0.5
+) -> float:
+    """Wait until no transaction is open on `topic` (a killed producer's transaction stays
+    open until a restart with the same transactional id fences it, or until the broker
+    aborts it after its transaction timeout); the seconds waited. A read_committed reader
+    stops at the first open transaction, so reading before this would take the records
+    behind it for missing. TimeoutError after `timeout` seconds."""
+    admin = AdminClient(client_config(kafka))
+    started = time.monotonic()
+    while _open_transaction_lag(admin, topic, partitions) > 0:
+        if time.monotonic() - started > timeout:
+            raise TimeoutError(f"a transaction on {topic} stayed open for {timeout:.0f} s")
+        time.sleep(poll_s)
+    return time.monotonic() - started
