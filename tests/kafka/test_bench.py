@@ -49,7 +49,10 @@ def test_quick_bench_end_to_end(kafka_bootstrap: str, tmp_path: Path) -> None:
         "bridge/raw",
     }
     assert len(document["targets"]) == 6
-    assert {t["verdict"] for t in document["targets"]} <= {"pass", "miss"}
+    assert {t["verdict"] for t in document["targets"]} <= {"pass", "miss", "load not sustained"}
+    assert latency["capacity_rate"] > 0 and latency["drain_s"] >= 0
+    assert isinstance(latency["sustained"], bool)
+    assert document["settings"]["warmup_round"] is True
     assert document["processor_peak_rss_bytes"] > 0
     assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "ratio processor/limit" in result.output

@@ -181,6 +181,22 @@ def test_target_verdicts() -> None:
     assert "worker peak RSS bounded (100 identities)" in missed
 
 
+def test_an_unsustained_offered_load_is_flagged_not_judged() -> None:
+    """Its latencies are a growing queue's: neither pass nor miss, and the table says so."""
+    queued = LatencySummary.of(
+        500.0, 300.0, 3, [120.0, 150.0, 180.0], capacity_rate=1000.0, drain_s=4.2, sustained=False
+    )
+    figures = _figures(latency=queued)
+    verdict = {t.name: t.verdict for t in targets(figures)}["p99 <= commit interval + 100 ms"]
+    assert verdict == "load not sustained"
+    text = table(figures)
+    assert "NO: a queue's latency, not the product's" in text
+    assert "half of 1,000 ev/s calibrated in place; outbox drained 4.20 s" in text
+    steady = _figures(latency=LatencySummary.of(500.0, 499.0, 3, [120.0], capacity_rate=1e3))
+    assert "offered load sustained" in table(steady) and "yes" in table(steady)
+    assert as_json(figures)["latency"]["sustained"] is False
+
+
 def test_missing_latency_is_a_miss_and_json_has_no_nan() -> None:
     figures = _figures(latency=LatencySummary.of(1.0, 1.0, 5, []))
     verdict = {t.name: t.verdict for t in targets(figures)}["p99 <= commit interval + 100 ms"]

@@ -9,6 +9,7 @@ import re
 import sys
 import time
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,7 @@ from seqgate.streams.devtools.bench.peers.oracle import (
     judge,
 )
 from seqgate.streams.devtools.bench.peers.process import SystemExited, SystemProcess
-from seqgate.streams.devtools.bench.peers.stage import PeerRound, peers_unusable_reason
+from seqgate.streams.devtools.bench.peers.stage import PeerRound, PeerStage, peers_unusable_reason
 from seqgate.streams.devtools.bench.peers.summary import summarize
 from seqgate.streams.devtools.bench.report import (
     BenchFigures,
@@ -235,3 +236,27 @@ def test_a_system_that_dies_is_reported_with_its_log(tmp_path: Path) -> None:
     system._process.wait()
     with pytest.raises(SystemExited, match="doomed exited with 4: boom: no broker"):
         system.check_alive()
+
+
+def test_a_peer_that_cannot_be_prepared_is_a_row_not_a_crash(tmp_path: Path) -> None:
+    def refuse(kind: catalog.PeerKind, home: Path, progress: object) -> list[str]:
+        raise catalog.PeerUnavailable("mvn not found on PATH (Maven builds the peer)")
+
+    kind = catalog.PeerKind("kafka-streams", "Kafka Streams", tmp_path, refuse)
+    stage = PeerStage(
+        kafka=KafkaSettings("127.0.0.1:1"),  # never reached
+        input_topic="in",
+        partitions=1,
+        commit_interval_ms=100,
+        schema=tmp_path / "schema.avsc",
+        workdir=tmp_path,
+        expected=Counter(),
+        expected_counts={},
+        timeout_s=1.0,
+        progress=lambda _: None,
+    )
+    result = stage.run(kind, "stem")
+    assert result.problem == "not run: mvn not found on PATH (Maven builds the peer)"
+    assert result.throughput is None and result.verdict is None
+    secured = replace(stage, kafka=KafkaSettings("h:1", {"sasl.username": "u"}), _commands={})
+    assert "PLAINTEXT bootstrap address only" in str(secured.run(kind, "stem").problem)

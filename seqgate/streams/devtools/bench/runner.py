@@ -25,7 +25,7 @@ from confluent_kafka.admin import AdminClient
 from seqgate.connectors.publish.publisher import Topics
 from seqgate.schemas.codec import OBJECT_EVENT
 from seqgate.streams.devtools.bench.bridge_stage import bridge_publish, raw_produce
-from seqgate.streams.devtools.bench.latency import LatencyResult, measure_latency
+from seqgate.streams.devtools.bench.latency import LatencyPlan, LatencyResult, measure_latency
 from seqgate.streams.devtools.bench.machine import environment, profile_top
 from seqgate.streams.devtools.bench.pairs import (
     WARMUP,
@@ -73,6 +73,12 @@ from seqgate.streams.runtime.topics import (
 )
 
 _WARMUP_EVENTS = 50
+_CALIBRATION_MIN, _CALIBRATION_MAX = 2_000, 150_000
+
+
+def _fresh_event(obj: int) -> tuple[bytes, bytes]:
+    """The first write of object `obj` (beyond the workload's objects: always accepted)."""
+    return identity_key(obj), OBJECT_EVENT.encode(make_event(obj, 1))
 
 
 @dataclass(frozen=True, slots=True)
@@ -323,17 +329,14 @@ class _Run:
         return bridge_n, raw, bridge_publish(self.kafka, topics, notifications)
 
     def latency(self, processor_rate: float) -> tuple[LatencyResult, dict[str, Any]]:
-        """Latency at half `processor_rate` through a Worker of its own; (figures, its result)."""
+        """Latency through a Worker of its own, at half the rate it sustains in place
+        (calibrated with a burst of about two seconds at the isolated `processor_rate`);
+        (figures, its result)."""
         spec, workload, names = self.settings.spec, self.workload, self.names
-        rate = max(1.0, processor_rate / 2)
-        count = max(1, min(len(workload), int(rate * self.settings.latency_seconds)))
-        warmup = [
-            (
-                identity_key(spec.identities + i),
-                OBJECT_EVENT.encode(make_event(spec.identities + i, 1)),
-            )
-            for i in range(_WARMUP_EVENTS)
-        ]
+        fresh = spec.identities  # objects beyond the workload's: every event accepted
+        warmup = [_fresh_event(fresh + i) for i in range(_WARMUP_EVENTS)]
+        burst = max(_CALIBRATION_MIN, min(_CALIBRATION_MAX, int(processor_rate * 2)))
+        calibration = [_fresh_event(fresh + _WARMUP_EVENTS + i) for i in range(burst)]
         pipeline = names.latency
         progress(f"latency: starting a Worker on {pipeline.input_topic}")
         process = run_stage_process(
@@ -349,14 +352,19 @@ class _Run:
             },
         )
         try:
+            plan = LatencyPlan(
+                records=workload.records,
+                expected_accepted=lambda count: workload.expected(count)["accepted"],
+                calibration=calibration,
+                seconds=self.settings.latency_seconds,
+                commit_interval_ms=self.settings.commit_interval_ms,
+            )
             latency = measure_latency(
                 self.kafka,
                 pipeline.input_topic,
                 pipeline.outbox_topic,
                 warmup=warmup,
-                records=workload.records[:count],
-                expected_accepted=workload.expected(count)["accepted"],
-                rate=rate,
+                plan=plan,
                 progress=progress,
             )
         finally:
@@ -430,6 +438,9 @@ def _measure(run: _Run) -> tuple[BenchFigures, list[float]]:
             latency.achieved_rate,
             latency.expected_visible,
             latency.latencies_ms,
+            capacity_rate=latency.capacity_rate,
+            drain_s=latency.drain_s,
+            sustained=latency.sustained,
         ),
         restore=restored.throughput,
         restored_watermarks=restored.watermarks,
