@@ -51,6 +51,9 @@ class Launch:
     state_dir: Path
     commit_interval_ms: int
     schema: Path
+    # The same for every system: a killed member is noticed after this long (the
+    # frameworks' defaults are 45 s to 60 s, which would make a torture mostly waiting).
+    session_timeout_ms: int = 10_000
 
     def peer_args(self) -> list[str]:
         return [
@@ -68,6 +71,8 @@ class Launch:
             str(self.commit_interval_ms),
             "--schema",
             str(self.schema),
+            "--session-timeout-ms",
+            str(self.session_timeout_ms),
         ]
 
 

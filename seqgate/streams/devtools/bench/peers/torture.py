@@ -132,6 +132,8 @@ def worker_system() -> TortureSystem:
             str(launch.state_dir),
             "--commit-interval-ms",
             str(launch.commit_interval_ms),
+            "--session-timeout-ms",
+            str(launch.session_timeout_ms),
         ]
 
     def topics(launch: Launch, partitions: int) -> list[TopicSpec]:

@@ -67,6 +67,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--state-dir", required=True)
     p.add_argument("--commit-interval-ms", type=int, default=100)
     p.add_argument("--schema", required=True)
+    p.add_argument("--session-timeout-ms", type=int, default=45000)
     return p.parse_args(argv)
 
 
@@ -95,6 +96,7 @@ def build_app(args: argparse.Namespace, counts: Counts) -> faust.App:
         topic_replication_factor=1,
         broker_commit_interval=args.commit_interval_ms / 1000.0,
         consumer_auto_offset_reset="earliest",
+        broker_session_timeout=args.session_timeout_ms / 1000.0,
         web_enabled=False,
         autodiscover=False,
     )

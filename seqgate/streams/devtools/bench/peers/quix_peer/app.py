@@ -36,6 +36,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--state-dir", required=True)
     p.add_argument("--commit-interval-ms", type=int, default=100)
     p.add_argument("--schema", required=True, help="ObjectEvent writer schema (.avsc JSON)")
+    p.add_argument("--session-timeout-ms", type=int, default=45000)
     return p.parse_args(argv)
 
 
@@ -119,6 +120,7 @@ def build_app(args: argparse.Namespace, counts: Counts) -> Application:
         auto_create_topics=True,
         use_changelog_topics=True,
         loglevel="WARNING",
+        consumer_extra_config={"session.timeout.ms": args.session_timeout_ms},
     )
     # Existing topics are fetched from the broker, never re-created; the config given here
     # matches them (6 partitions, replication 1) and is only used if one were missing.

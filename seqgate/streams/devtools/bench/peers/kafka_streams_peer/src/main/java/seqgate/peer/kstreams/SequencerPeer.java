@@ -144,6 +144,8 @@ public final class SequencerPeer {
         p.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.ByteArraySerde.class);
         p.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.ByteArraySerde.class);
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
+        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG),
+            Integer.parseInt(args.getOrDefault("session-timeout-ms", "45000")));
         return p;
     }
 
@@ -282,7 +284,7 @@ public final class SequencerPeer {
         System.err.println("kafka-streams peer: " + problem);
         System.err.println("usage: java -jar seqgate-peer-kafka-streams.jar --bootstrap-servers HOST:PORT"
                 + " --input-topic T --output-topic O --application-id A --state-dir DIR"
-                + " --commit-interval-ms MS --schema FILE");
+                + " --commit-interval-ms MS --schema FILE [--session-timeout-ms MS]");
         System.exit(2);
     }
 }
