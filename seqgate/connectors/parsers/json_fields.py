@@ -117,6 +117,8 @@ def show(value: object) -> str:
 
 def is_text(value: str) -> bool:
     """Whether ``value`` is encodable as UTF-8 (JSON text may hold lone surrogates)."""
+    if value.isascii():  # O(1) in CPython: a flag of the string
+        return True
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
@@ -229,15 +231,15 @@ def required_member(
     Absent or null is ``missing_field`` (``<field> is missing: <missing>``);
     another type is ``invalid_field`` (``<field> must be <invalid>, got <value>``).
     """
-    field = member_path(path, name)
     value = parent.get(name)
+    if isinstance(value, json_type):
+        return value
+    field = member_path(path, name)
     if value is None:
         raise RecordRejected(RejectReason.MISSING_FIELD, f"{field} is missing: {missing}")
-    if not isinstance(value, json_type):
-        raise RecordRejected(
-            RejectReason.INVALID_FIELD, f"{field} must be {invalid}, got {show(value)}"
-        )
-    return value
+    raise RecordRejected(
+        RejectReason.INVALID_FIELD, f"{field} must be {invalid}, got {show(value)}"
+    )
 
 
 def object_member(
@@ -315,8 +317,10 @@ def required_string(parent: dict[object, object], name: str, path: str, what: st
     An empty string is missing. The value is returned as it is (it may hold
     lone surrogates: see :func:`check_text`).
     """
-    field = member_path(path, name)
     value = parent.get(name)
+    if type(value) is str and value:
+        return value
+    field = member_path(path, name)
     if value is None or value == "":
         raise RecordRejected(
             RejectReason.MISSING_FIELD, f"{field} is missing: expected {what}, a non-empty string"

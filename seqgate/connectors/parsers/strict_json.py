@@ -18,6 +18,12 @@ reread by other tools:
 
 A body that is not acceptable raises :class:`JsonRefused`, whose message and
 reason (``malformed_json``, or ``nesting_too_deep``) are the rejection's.
+
+Speed (issue 19 §3): a body is first decoded by msgspec, about seven times as fast
+as ``json`` with the member hook. msgspec enforces every rule above but one: it keeps
+the last of repeated member names. Its document is used only when it is provably the
+one ``json`` would give (:func:`_fast_decode`); any other body, and every body msgspec
+refuses, takes the ``json`` path, which decides and words the refusal.
 """
 
 from __future__ import annotations
@@ -25,12 +31,17 @@ from __future__ import annotations
 import json
 from typing import Final
 
+import msgspec
+
 from seqgate.connectors.parsers.json_fields import nesting_exceeds, too_deep_message
 from seqgate.schemas.reasons import RejectReason
 
 __all__ = ["THE_BODY", "JsonRefused", "decode_json", "decode_json_text", "quote_name"]
 
 _BOM: Final = b"\xef\xbb\xbf"
+_UNSURE: Final = object()
+_msgspec_decode: Final = msgspec.json.Decoder().decode
+_msgspec_encode: Final = msgspec.json.Encoder().encode
 THE_BODY: Final = "the body"
 """How decoding messages name the text they decode."""
 
@@ -83,9 +94,36 @@ def decode_json_text(text: str) -> object:
         raise JsonRefused(f"the body is not acceptable JSON: {error}") from None
 
 
+def _fast_decode(body: bytes) -> object:
+    """msgspec's document of ``body`` when it is the strict decoder's, else ``_UNSURE``.
+
+    msgspec refuses what the strict decoder refuses (invalid UTF-8, lone surrogates,
+    NaN and Infinity, RFC 8259's grammar; it also refuses some acceptable text, such as
+    ``1e400``, which then takes the strict path) and decodes numbers and strings to the
+    same values, except that it keeps the last of repeated member names. A repeat is
+    ruled out by counting quotes: in JSON text without a backslash every ``"`` delimits
+    a string and no string holds one, so the text has two per string, and so has
+    msgspec's writing of the document. Every member has a name, so a repeat drops at
+    least one string from the document: the counts are equal exactly when no name
+    repeats.
+    """
+    if b"\\" in body:
+        return _UNSURE
+    try:
+        document = _msgspec_decode(body)
+        written = _msgspec_encode(document)
+    except (msgspec.MsgspecError, ValueError):
+        return _UNSURE
+    return document if body.count(b'"') == written.count(b'"') else _UNSURE
+
+
 def decode_json(raw: bytes) -> object:
     """Strict UTF-8 JSON decoding; raises JsonRefused with a clear message."""
     body = raw[len(_BOM) :] if raw.startswith(_BOM) else raw
+    if not nesting_exceeds(body):
+        document = _fast_decode(body)
+        if document is not _UNSURE:
+            return document
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as error:

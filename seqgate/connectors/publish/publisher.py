@@ -170,9 +170,15 @@ class EventPublisher:
         except LocalFailure as error:
             delivery.local_error = str(error)
             return delivery
-        self.counters.add("published", len(written.events))
-        self.counters.add("rejected", len(written.rejections))
-        self.counters.add("ignored", len(written.ignored))
+        published = rejected = 0
+        for item in written.items:
+            if isinstance(item, ObjectEvent):
+                published += 1
+            elif isinstance(item, Rejection):
+                rejected += 1
+        self.counters.add("published", published)
+        self.counters.add("rejected", rejected)
+        self.counters.add("ignored", len(written.items) - published - rejected)
         return delivery
 
     def _encode(
@@ -220,7 +226,7 @@ class EventPublisher:
         return self.topics.rejected, record.origin.encode("utf-8"), value
 
     def _produce(self, topic: str, key: bytes, value: bytes, delivery: Delivery) -> None:
-        deadline = time.monotonic() + self.delivery_timeout_ms / 1000 + 5
+        deadline: float | None = None  # set when the queue is first found full
         while True:
             try:
                 self._producer.produce(
@@ -230,7 +236,9 @@ class EventPublisher:
             except BufferError:
                 # The local queue is full: wait for deliveries (or their
                 # timeouts) to make room rather than fail the whole input.
-                if time.monotonic() > deadline:
+                if deadline is None:
+                    deadline = time.monotonic() + self.delivery_timeout_ms / 1000 + 5
+                elif time.monotonic() > deadline:
                     raise LocalFailure(
                         "the producer's queue stayed full past the delivery timeout"
                     ) from None

@@ -98,6 +98,7 @@ older write delivered late from a newer one (docs/aws-setup.md).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -311,12 +312,18 @@ def _sequencer(
 ) -> str | None:
     """The record's sequencer; None only when it may be absent and is."""
     required = info.sequencer_required and not options.allow_missing_sequencer
-    why = (
-        f"{rules.provider} sends one with every {info.name} event: it is the event's position;"
+    why = _missing_sequencer(rules.provider, info.name) if required else None
+    return sequencer_member(obj, object_path, required_because=why)
+
+
+@functools.cache  # a provider and a name of its table: a few dozen pairs, one per record
+def _missing_sequencer(provider: str, name: str) -> str:
+    """Why a record named ``name`` must carry a sequencer, for the refusal's message."""
+    return (
+        f"{provider} sends one with every {name} event: it is the event's position;"
         " for an S3-compatible producer that never sends one, run the bridge with"
         " --allow-missing-sequencer"
     )
-    return sequencer_member(obj, object_path, required_because=why if required else None)
 
 
 def _parse_record(

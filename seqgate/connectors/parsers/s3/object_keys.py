@@ -59,7 +59,6 @@ def decode_form_key(raw: str) -> str:
 
 
 def object_key(obj: dict[object, object], object_path: str) -> str:
-    field = f"{object_path}.key"
     raw = required_member(
         obj,
         "key",
@@ -71,13 +70,13 @@ def object_key(obj: dict[object, object], object_path: str) -> str:
     if raw == "":
         raise RecordRejected(
             RejectReason.MISSING_FIELD,
-            f"{field} is empty: expected the object's form-encoded name",
+            f"{object_path}.key is empty: expected the object's form-encoded name",
         )
     try:
         return decode_form_key(raw)
     except KeyEncodingError as error:
         raise RecordRejected(
             RejectReason.INVALID_KEY_ENCODING,
-            f"{field} {show(raw)} is not valid form encoding "
+            f"{object_path}.key {show(raw)} is not valid form encoding "
             f"('+' for space, '%XX' for a byte, UTF-8 text): {error}",
         ) from None
