@@ -171,7 +171,7 @@ def _read_field(kind: int, name: str) -> list[str]:
     if kind in (STRING, OPTIONAL_STRING):
         body += [
             "end = pos + n",
-            "if n < 0 or end > len(data):",
+            "if n < 0 or end > size:",
             "    raise BinaryRefused('string length')",
             f"{name} = data[pos:end].decode('utf-8')",
             "pos = end",
@@ -193,11 +193,12 @@ def reader_for(layout: tuple[int, ...]) -> Reader:
     source = "\n".join(
         [
             "def read(data, pos):",
+            "    size = len(data)",
             "    try:",
             *("        " + line for line in body),
             "    except (IndexError, UnicodeDecodeError) as error:",
             "        raise BinaryRefused(str(error)) from error",
-            "    if pos != len(data):",
+            "    if pos != size:",
             "        raise BinaryRefused('trailing bytes')",
             f"    return ({', '.join(names)},)",
         ]

@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from seqgate.schemas.codec import SEEN_EVENT, WATERMARK, watermark_position
+from seqgate.schemas.codec import SEEN_EVENT, encode_watermark, watermark_position
 from seqgate.schemas.identity import event_identity
 from seqgate.schemas.limits import FieldLimitError, check_event
 from seqgate.schemas.outcomes import Outcome
 from seqgate.schemas.reasons import RejectReason
-from seqgate.schemas.records import ObjectEvent, OutboxRecord, SeenEvent, Watermark
+from seqgate.schemas.records import ObjectEvent, OutboxRecord, SeenEvent
 from seqgate.schemas.sources import KNOWN_SOURCES
 from seqgate.streams.rules.policy import (
     Policy,
@@ -120,11 +120,10 @@ def _ordered(
     if outcome is not Outcome.ACCEPTED:
         return Verdict(outcome)
     assert event.position is not None
-    watermark = Watermark(event.position, event.id, at.partition, at.offset)
     return Verdict(
         outcome,
         OutboxRecord(event, previous, at.partition, at.offset),
-        {key: WATERMARK.encode(watermark)},
+        {key: encode_watermark(event.position, event.id, at.partition, at.offset)},
     )
 
 

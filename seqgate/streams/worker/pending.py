@@ -69,8 +69,8 @@ class OverlayView:
 
     def __init__(self, overlay: TransactionOverlay, store: PartitionStore, partition: int) -> None:
         self.changes = overlay.changes_of(partition)
-        self._store = store
+        self._committed = store.get
 
     def get(self, key: bytes) -> bytes | None:
         changes = self.changes
-        return changes[key] if key in changes else self._store.get(key)
+        return changes[key] if key in changes else self._committed(key)

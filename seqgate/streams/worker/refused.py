@@ -56,7 +56,8 @@ class RefusedRecords:
         return bool(self._isolate_through)
 
     def get(self, partition: int, offset: int) -> Unwritable | None:
-        return self._unwritable.get((partition, offset))
+        unwritable = self._unwritable  # asked once per input record: mostly empty
+        return unwritable.get((partition, offset)) if unwritable else None
 
     def after_abort(
         self, codes: set[int], error: str, records: int, next_offsets: dict[int, int]
