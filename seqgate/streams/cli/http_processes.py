@@ -3,7 +3,7 @@
 One CPython process cannot keep up with a raw produce (the Python work per
 notification), so N > 1 runs N workers, each serving the same host:port with
 SO_REUSEPORT (the kernel spreads the connections across them) and publishing through
-its own producer. A worker is this command line run again (``python -m
+its own producer. A worker is this command line run again (``python -P -m
 seqgate.streams.cli``, the same arguments, environment and ``--config`` file) with the
 hidden ``--worker-port PORT``: it reads the configuration exactly as the parent did.
 
@@ -208,7 +208,9 @@ def serve_in_processes(
     the summary and exit with the workers' code."""
     argv = click.get_current_context().meta[ARGV_KEY]
     with reserved_port(host, port) as (bound_host, bound_port):
-        command = [sys.executable, "-m", "seqgate.streams.cli", *argv]
+        # -P: not the current directory first on sys.path, where another checkout's
+        # seqgate may be; the workers import the one the interpreter has installed.
+        command = [sys.executable, "-P", "-m", "seqgate.streams.cli", *argv]
         command += ["--worker-port", str(bound_port)]
 
         def listening(pids: list[int]) -> None:
