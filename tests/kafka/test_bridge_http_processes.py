@@ -11,12 +11,16 @@ import asyncio
 import json
 import os
 import signal
+import subprocess
+import sys
 import time
 from collections import Counter
+from pathlib import Path
 
 import aiohttp
 import pytest
 
+from tests.support.environment import clean_env
 from tests.support.http_bridge import Process, Topicset, command, put
 from tests.support.http_bridge import topics as topics
 
@@ -111,3 +115,30 @@ def test_a_worker_killed_stops_the_other_and_exits_1(kafka_bootstrap: str) -> No
     assert "Traceback" not in stderr
     with pytest.raises(ProcessLookupError):
         os.kill(pids[1], 0)
+
+
+def test_workers_import_the_installed_seqgate_not_the_current_directorys(
+    kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    (tmp_path / "seqgate").mkdir()
+    (tmp_path / "seqgate" / "__init__.py").write_text("raise SystemExit('the wrong seqgate')\n")
+    args = ["bridge", "http", "--port", "0", "--processes", "2"]
+    popen = subprocess.Popen(
+        [sys.executable, "-P", "-m", "seqgate.streams.cli", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**clean_env(), "KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap},
+        cwd=tmp_path,
+        text=True,
+    )
+    try:
+        assert popen.stderr is not None
+        lines = [popen.stderr.readline() for _ in range(3)]
+        assert lines[0].startswith("listening on "), lines
+        popen.send_signal(signal.SIGTERM)
+        stdout, stderr = popen.communicate(timeout=30)
+    finally:
+        popen.kill()
+    assert popen.returncode == 0, stderr
+    assert "the wrong seqgate" not in stderr
+    assert json.loads(stdout)["messages"] == 0
