@@ -359,8 +359,10 @@ async def serve(
     *,
     shutdown_timeout_s: float = 30.0,
     on_listening: Callable[[str, int], None] | None = None,
+    reuse_port: bool = False,
 ) -> None:
-    """Serve until ``stop`` is set; then stop accepting, drain, flush and close."""
+    """Serve until ``stop`` is set; then stop accepting, drain, flush and close.
+    ``reuse_port``: bind with SO_REUSEPORT, beside other processes serving the address."""
     settings = bridge.settings
     guard = ConnectionGuard(
         settings.max_connections, settings.header_timeout_s, bridge.connection_closed
@@ -374,7 +376,9 @@ async def serve(
     listener: asyncio.Server | None = None
     try:
         loop = asyncio.get_running_loop()
-        listener = await loop.create_server(guard.protocols(runner.server), host, port)
+        listener = await loop.create_server(
+            guard.protocols(runner.server), host, port, reuse_port=reuse_port or None
+        )
         bound_host, bound_port = _bound(listener, host, port)
         if on_listening is not None:
             on_listening(bound_host, bound_port)

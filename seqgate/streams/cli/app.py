@@ -19,6 +19,8 @@ from seqgate.streams.runtime.errors import (
 from seqgate.streams.runtime.kafka_reach import CONNECTION_CODES
 from seqgate.streams.runtime.logs import configure_logging, masked
 
+ARGV_KEY = "seqgate.argv"  # ctx.meta: the command line's arguments, as given
+
 # ---- the group -----------------------------------------------------------------------------------
 
 
@@ -84,6 +86,11 @@ class SeqgateGroup(click.Group):
     """A group whose commands end on an expected error (`SeqgateError`) with one line and
     its family's exit code; a Kafka error no command expected is still one line and an exit
     code (3 for a lost connection, 1 otherwise), never a traceback."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # `bridge http --processes N` runs its workers with the very same arguments.
+        ctx.meta.setdefault(ARGV_KEY, list(args))
+        return super().parse_args(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:

@@ -19,9 +19,11 @@ the limit is lowered to what fits (with a warning line).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import resource
 import signal
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -32,6 +34,11 @@ from seqgate.connectors.parsers.s3.native import S3ParseOptions
 from seqgate.connectors.publish.filters import EventFilter
 from seqgate.connectors.publish.publisher import PublishError
 from seqgate.streams.cli.bridge import Publishing, bridge, publishing_options
+from seqgate.streams.cli.http_processes import (
+    LISTENING,
+    serve_in_processes,
+    stop_when_stdin_ends,
+)
 from seqgate.streams.cli.options import (
     CommaList,
     comma_items,
@@ -240,6 +247,18 @@ def _fit_open_files(max_connections: int) -> int:
     help="Port to listen on; 0 picks a free one. The address is printed on stderr as"
     " `listening on http://HOST:PORT`.",
 )
+@setting(
+    "--processes",
+    "SEQGATE_PROCESSES",
+    default=1,
+    type=click.IntRange(1, 256),
+    help="Worker processes serving --host/--port together (SO_REUSEPORT: the kernel spreads"
+    " connections across them), each with its own Kafka producer and its own"
+    " --max-connections. /metrics, /healthz and /readyz are answered by whichever worker"
+    " takes the connection (its own counters): scrape with N = 1 for whole figures. On"
+    " exit, one `worker PID: {...}` line each on stderr and the sum as the JSON summary.",
+)
+@click.option("--worker-port", type=int, default=None, hidden=True)  # one of --processes
 @kafka_options
 @publishing_options()
 @http_options
@@ -249,6 +268,8 @@ def _fit_open_files(max_connections: int) -> int:
 def bridge_http(
     host: str,
     port: int,
+    processes: int,
+    worker_port: int | None,
     kafka: KafkaSettings,
     publishing: Publishing,
     http: HttpOptions,
@@ -318,12 +339,24 @@ def bridge_http(
         --box-primary-key "$BOX_PRIMARY_KEY" --box-secondary-key "$BOX_SECONDARY_KEY"
       # Event Grid endpoint: https://hooks.example.com/azure?code=$EVENT_GRID_SECRET
     """
-    from seqgate.connectors.sources.http_server import HttpBridge
-
     settings = server_settings(http, webhooks, host)
     ensure_reachable(kafka)
-    server = HttpBridge(settings, publishing.publisher(kafka), event_filter, s3_options=s3_options)
-    serve_until_stopped(server, settings, host, port, http.shutdown_timeout_seconds)
+    if processes > 1 and worker_port is None:
+        return serve_in_processes(processes, host, port, functools.partial(announce, settings))
+    server = _server(settings, kafka, publishing, event_filter, s3_options)
+    serve_until_stopped(server, settings, host, port, http.shutdown_timeout_seconds, worker_port)
+
+
+def _server(
+    settings: HttpSettings,
+    kafka: KafkaSettings,
+    publishing: Publishing,
+    event_filter: EventFilter,
+    s3_options: S3ParseOptions,
+) -> HttpBridge:
+    from seqgate.connectors.sources.http_server import HttpBridge
+
+    return HttpBridge(settings, publishing.publisher(kafka), event_filter, s3_options=s3_options)
 
 
 def server_settings(http: HttpOptions, webhooks: WebhookSettings, host: str) -> HttpSettings:
@@ -346,24 +379,46 @@ def refuse_open_s3(settings: HttpSettings, host: str, allow_unauthenticated: boo
         )
 
 
+def announce(settings: HttpSettings, bound_host: str, bound_port: int) -> None:
+    """The `listening on` and `routes` lines."""
+    shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+    click.echo(f"listening on http://{shown}:{bound_port}", err=True)
+    click.echo(f"routes: {', '.join('/' + r for r in settings.enabled_routes())}", err=True)
+
+
 def serve_until_stopped(
-    server: HttpBridge, settings: HttpSettings, host: str, port: int, shutdown_timeout_s: float
+    server: HttpBridge,
+    settings: HttpSettings,
+    host: str,
+    port: int,
+    shutdown_timeout_s: float,
+    worker_port: int | None = None,
 ) -> None:
-    """Serve until SIGTERM or Ctrl-C, then print the summary."""
+    """Serve until SIGTERM or Ctrl-C, then print the summary. A worker (of `--processes`,
+    :mod:`seqgate.streams.cli.http_processes`) serves `worker_port` beside the others, tells
+    its parent on stdout that it listens and also stops when its stdin ends."""
     import asyncio
 
     from seqgate.connectors.sources.http_server import serve
 
+    worker = worker_port is not None
+    if worker_port is not None:
+        port = worker_port
+
     def listening(bound_host: str, bound_port: int) -> None:
-        shown = f"[{bound_host}]" if ":" in bound_host else bound_host
-        click.echo(f"listening on http://{shown}:{bound_port}", err=True)
-        click.echo(f"routes: {', '.join('/' + r for r in settings.enabled_routes())}", err=True)
+        if worker:
+            click.echo(LISTENING)
+            sys.stdout.flush()
+        else:
+            announce(settings, bound_host, bound_port)
 
     async def run() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, stop.set)
+        if worker:
+            stop_when_stdin_ends(loop, stop)
         await serve(
             server,
             host,
@@ -371,6 +426,7 @@ def serve_until_stopped(
             stop,
             shutdown_timeout_s=shutdown_timeout_s,
             on_listening=listening,
+            reuse_port=worker,
         )
 
     failure: str | None = None
