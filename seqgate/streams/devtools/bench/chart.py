@@ -26,13 +26,13 @@ _STAGES = (
 
 
 def draw(figures: BenchFigures, latencies_ms: Sequence[float], path: Path) -> None:
-    fig, (bars, hist) = plt.subplots(1, 2, figsize=(13, 5))
+    fig, (bars, hist) = plt.subplots(1, 2, figsize=(13 + len(figures.peers), 5))
     names = [label for _, label in _STAGES]
     rates = [getattr(figures, attr).rate for attr, _ in _STAGES]
     colors = ["#999999", "#1f77b4", "#d62728", "#2ca02c", "#999999", "#ff7f0e", "#999999"]
     # The peers that ran stand beside the processor (median rate over the rounds).
     ran = [p for p in figures.peers if p["rate"] is not None and not math.isnan(p["rate"])]
-    names[2:2] = [str(p["framework"]).replace(" ", "\n", 1) for p in ran]
+    names[2:2] = [str(p["framework"]).replace(" ", "\n", 1).replace("-", "-\n", 1) for p in ran]
     rates[2:2] = [float(p["rate"]) for p in ran]
     colors[2:2] = ["#9467bd"] * len(ran)
     drawn = bars.bar(names, rates, color=colors)
