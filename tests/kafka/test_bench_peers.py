@@ -63,8 +63,10 @@ def test_quick_bench_runs_every_peer_and_judges_it_by_the_oracle(
 def test_peer_torture_kills_each_system_six_times_and_judges_every_outbox(
     kafka_bootstrap: str, tmp_path: Path
 ) -> None:
-    """The Worker must come out exact; each peer must be put through all six kills and be
-    judged (its verdict is evidence, whichever way it comes out, so it is not asserted)."""
+    """The Worker must come out exact; each peer must be put through the kills and either be
+    judged or have failed with its reason (a peer that cannot restart is evidence too:
+    seen once, Quix Streams refusing its own state after a kill). Its verdict is evidence
+    whichever way it comes out, so it is not asserted."""
     from seqgate.streams.cli.bench import bench
 
     report = tmp_path / "torture.json"
@@ -92,7 +94,10 @@ def test_peer_torture_kills_each_system_six_times_and_judges_every_outbox(
     assert worker["verdict"]["exact"] is True, worker["verdict"]
     for name in _PEERS:
         system = systems[name]
+        if system["verdict"] is None:  # it failed to come back: the reason is the evidence
+            assert system["problem"].startswith("failed: "), (name, system["problem"])
+            assert system["kills"] >= 1, (name, system["problem"])
+            continue
         assert system["kills"] == 6, (name, system["problem"])
-        assert system["verdict"] is not None, (name, system["problem"])
         assert system["verdict"]["expected"] == worker["verdict"]["expected"]
     assert "missing" in result.output and "kill -9 once this share" in result.output

@@ -30,6 +30,7 @@ from seqgate.streams.devtools.bench.peers.oracle import (
 from seqgate.streams.devtools.bench.peers.process import SystemExited, SystemProcess
 from seqgate.streams.devtools.bench.peers.stage import PeerRound, PeerStage, peers_unusable_reason
 from seqgate.streams.devtools.bench.peers.summary import summarize
+from seqgate.streams.devtools.bench.peers.torture import TortureResult, kill_schedule, torture_table
 from seqgate.streams.devtools.bench.report import (
     BenchFigures,
     LatencySummary,
@@ -260,3 +261,36 @@ def test_a_peer_that_cannot_be_prepared_is_a_row_not_a_crash(tmp_path: Path) -> 
     assert result.throughput is None and result.verdict is None
     secured = replace(stage, kafka=KafkaSettings("h:1", {"sasl.username": "u"}), _commands={})
     assert "PLAINTEXT bootstrap address only" in str(secured.run(kind, "stem").problem)
+
+
+# ---- the torture's schedule and table ------------------------------------------------------------
+
+
+def test_the_kill_schedule_is_the_seeds_and_lands_inside_the_input() -> None:
+    schedule = kill_schedule(7, 6)
+    assert schedule == kill_schedule(7, 6) and schedule != kill_schedule(8, 6)
+    shares = [kill.share for kill in schedule]
+    assert shares == sorted(shares) and all(0.05 <= share <= 0.85 for share in shares)
+    assert all(0 <= kill.delay_s <= 0.3 for kill in schedule)
+
+
+def test_the_torture_table_counts_every_system_and_shortens_a_failure() -> None:
+    exact = TortureResult("worker", "seqgate Worker", 6, 10.0, judge(_names("a"), _names("a")))
+    wrong = TortureResult(
+        "faust", "faust-streaming", 6, 10.0, judge(_names("a", "b"), _names("a", "a", "c"))
+    )
+    failed = TortureResult(
+        "quix",
+        "Quix Streams",
+        5,
+        problem="failed: quix exited with 1:   File x | raise Y | quixstreams.Invalid: offset",
+    )
+    text = torture_table([exact, wrong, failed], kill_schedule(7, 2))
+    lines = text.splitlines()
+    assert re.match(r"seqgate Worker +6 +1 +1 +0 +0 +0 +exact$", lines[1])
+    assert re.match(
+        r"faust-streaming +6 +2 +3 +1 +1 +1 +missing b; duplicated a; unexpected c", lines[2]
+    )
+    assert lines[3].endswith("failed: quix exited with 1: quixstreams.Invalid: offset")
+    assert lines[-1].startswith("kill -9 once this share of the input was committed, plus: ")
+    assert failed.as_dict()["verdict"] is None and exact.as_dict()["kills"] == 6

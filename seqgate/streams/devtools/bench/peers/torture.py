@@ -270,15 +270,24 @@ def torture(run: TortureRun, system: TortureSystem) -> TortureResult:
     )
 
 
+def _brief(problem: str) -> str:
+    """A failure's first words and the last line of its log (the exception), not the
+    whole tail of the log the report keeps."""
+    if " | " not in problem:
+        return problem
+    head, *_, last = problem.split(" | ")
+    cut = head.find(": ", head.find("exited with"))
+    return f"{head[:cut]}: {last.strip()}" if cut > 0 else f"{head} … {last.strip()}"
+
+
 def torture_table(results: Sequence[TortureResult], schedule: Sequence[Kill]) -> str:
     delays = ", ".join(kill.describe() for kill in schedule)
     rows = [("system", "kill -9", "expected", "found", "missing", "duplicated", "unexpected", "")]
     for result in results:
         verdict = result.verdict
         if verdict is None:
-            rows.append(
-                (result.framework, str(result.kills), "-", "-", "-", "-", "-", result.problem or "")
-            )
+            note = _brief(result.problem or "")
+            rows.append((result.framework, str(result.kills), "-", "-", "-", "-", "-", note))
             continue
         note = (
             "exact"
