@@ -294,3 +294,28 @@ def test_the_torture_table_counts_every_system_and_shortens_a_failure() -> None:
     assert lines[3].endswith("failed: quix exited with 1: quixstreams.Invalid: offset")
     assert lines[-1].startswith("kill -9 once this share of the input was committed, plus: ")
     assert failed.as_dict()["verdict"] is None and exact.as_dict()["kills"] == 6
+
+
+def test_whatever_breaks_in_a_peers_round_is_its_problem_not_the_benchs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stage = PeerStage(
+        kafka=KafkaSettings("127.0.0.1:1"),
+        input_topic="in",
+        partitions=1,
+        commit_interval_ms=100,
+        schema=tmp_path / "schema.avsc",
+        workdir=tmp_path,
+        expected=Counter(),
+        expected_counts={},
+        timeout_s=1.0,
+        progress=lambda _: None,
+    )
+
+    def broken(kind: catalog.PeerKind, stem: str) -> PeerRound:
+        raise OSError("outbox partition 3: Broker: Not leader for partition")
+
+    monkeypatch.setattr(stage, "_run", broken)
+    result = stage.run(catalog.peer_named("quix"), "stem")
+    assert result.problem == "failed: OSError: outbox partition 3: Broker: Not leader for partition"
+    assert result.throughput is None

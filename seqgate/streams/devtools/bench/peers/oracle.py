@@ -14,15 +14,20 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from confluent_kafka import Consumer, Message
+from confluent_kafka import Consumer, KafkaException, Message
 
 from seqgate.schemas.codec import OBJECT_EVENT, OUTBOX_RECORD
 from seqgate.streams.devtools.bench.workload import ACCEPTED, Workload
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
-from seqgate.streams.runtime.partition_reader import PartitionReader, reader_config
+from seqgate.streams.runtime.partition_reader import (
+    PartitionReader,
+    PartitionStalled,
+    reader_config,
+)
 
 EventName = tuple[bytes, str]  # (record key, event id)
 _EXAMPLES = 3
+_READ_ATTEMPTS = 3
 
 
 def expected_accepted(workload: Workload, limit: int | None = None) -> Counter[EventName]:
@@ -97,7 +102,29 @@ def read_outbox(
     *,
     timeout: float = 60.0,
 ) -> Counter[EventName]:
-    """Every committed record of `topic`, named by (key, event id)."""
+    """Every committed record of `topic`, named by (key, event id). A read the consumer
+    reports an error for is made again from the start with a fresh consumer, up to
+    `_READ_ATTEMPTS` times: a transient client error must not pass for a verdict."""
+    for attempt in range(1, _READ_ATTEMPTS + 1):
+        try:
+            return _read_once(kafka, topic, partitions, event_id, timeout)
+        except (KafkaException, PartitionStalled) as error:
+            if attempt == _READ_ATTEMPTS:
+                raise OutboxUnreadable(f"{topic}: {error}") from error
+    raise AssertionError("unreachable")
+
+
+class OutboxUnreadable(RuntimeError):
+    """The outbox could not be read to its end (after retries)."""
+
+
+def _read_once(
+    kafka: KafkaSettings,
+    topic: str,
+    partitions: int,
+    event_id: Callable[[bytes], str],
+    timeout: float,
+) -> Counter[EventName]:
     consumer = Consumer(reader_config(kafka, f"seqgate-bench-oracle-{uuid.uuid4().hex[:8]}"))
     found: Counter[EventName] = Counter()
     try:

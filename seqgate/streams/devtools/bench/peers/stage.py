@@ -104,6 +104,16 @@ class PeerStage:
         return self._commands[kind.name]
 
     def run(self, kind: PeerKind, stem: str) -> PeerRound:
+        """One round of `kind`; whatever goes wrong is the round's problem, never the
+        bench's end (the reason is kept for the report)."""
+        try:
+            return self._run(kind, stem)
+        except Exception as error:  # a peer must never crash the bench
+            return PeerRound(
+                kind.name, kind.framework, problem=f"failed: {type(error).__name__}: {error}"
+            )
+
+    def _run(self, kind: PeerKind, stem: str) -> PeerRound:
         command = self.command(kind)
         if isinstance(command, str):
             return PeerRound(kind.name, kind.framework, problem=f"not run: {command}")

@@ -204,7 +204,16 @@ class _Runs:
 
 
 def torture(run: TortureRun, system: TortureSystem) -> TortureResult:
-    """`system` through the run's kill schedule, then to the end; the oracle's verdict."""
+    """`system` through the run's kill schedule, then to the end; the oracle's verdict.
+    Whatever goes wrong is the system's result, never the torture's end."""
+    try:
+        return _torture(run, system)
+    except Exception as error:  # a system must never end the torture of the others
+        problem = f"failed: {type(error).__name__}: {error}"
+        return TortureResult(system.name, system.framework, problem=problem)
+
+
+def _torture(run: TortureRun, system: TortureSystem) -> TortureResult:
     stem = f"{run.prefix}-torture-{system.name}"
     launch = Launch(
         bootstrap_servers=run.kafka.bootstrap_servers,
