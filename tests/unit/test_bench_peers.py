@@ -8,6 +8,7 @@ import math
 import re
 import sys
 import time
+import types
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -319,3 +320,14 @@ def test_whatever_breaks_in_a_peers_round_is_its_problem_not_the_benchs(
     result = stage.run(catalog.peer_named("quix"), "stem")
     assert result.problem == "failed: OSError: outbox partition 3: Broker: Not leader for partition"
     assert result.throughput is None
+
+
+def test_faust_is_looked_for_in_the_peers_interpreter_not_in_this_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """CI met a `faust` in sys.modules without `__spec__` (find_spec raised ValueError)."""
+    stand_in = types.ModuleType("faust")
+    stand_in.__spec__ = None
+    monkeypatch.setitem(sys.modules, "faust", stand_in)
+    words = catalog.peer_named("faust").command(lambda _: None)
+    assert words[0] == sys.executable and words[1].endswith("faust_peer/app.py")

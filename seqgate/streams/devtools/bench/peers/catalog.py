@@ -10,7 +10,6 @@ bench reports as "not run: <reason>" and goes on.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import shutil
 import subprocess
 import sys
@@ -129,10 +128,22 @@ def _prepare_quix(kind: PeerKind, home: Path, progress: Progress) -> list[str]:
 
 
 def _prepare_faust(kind: PeerKind, home: Path, progress: Progress) -> list[str]:
+    """faust-streaming in the interpreter that will run the peer. Asked of that
+    interpreter, not of this process, whose `sys.modules` may hold another `faust`
+    (the test suite's stand-in had no `__spec__`, and `find_spec` raised)."""
     del home, progress
-    for module, package in (("faust", "faust-streaming"), ("rocksdict", "rocksdict")):
-        if importlib.util.find_spec(module) is None:
-            raise PeerUnavailable(f"{package} is not installed (pip install 'seqgate[faust]')")
+    probe = "import faust, rocksdict"
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise PeerUnavailable(f"{sys.executable} could not be asked for faust: {error}") from None
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
+        raise PeerUnavailable(
+            f"faust-streaming or rocksdict is not importable ({last}): pip install 'seqgate[faust]'"
+        )
     return [sys.executable, str(kind.folder / "app.py")]
 
 
