@@ -28,7 +28,7 @@ from seqgate.streams.devtools.bench.peers.oracle import (
     expected_accepted,
     judge,
 )
-from seqgate.streams.devtools.bench.peers.process import SystemExited, SystemProcess
+from seqgate.streams.devtools.bench.peers.process import Launch, SystemExited, SystemProcess
 from seqgate.streams.devtools.bench.peers.stage import PeerRound, PeerStage, peers_unusable_reason
 from seqgate.streams.devtools.bench.peers.summary import summarize
 from seqgate.streams.devtools.bench.peers.torture import TortureResult, kill_schedule, torture_table
@@ -331,3 +331,20 @@ def test_faust_is_looked_for_in_the_peers_interpreter_not_in_this_process(
     monkeypatch.setitem(sys.modules, "faust", stand_in)
     words = catalog.peer_named("faust").command(lambda _: None)
     assert words[0] == sys.executable and words[1].endswith("faust_peer/app.py")
+
+
+def test_a_systems_launch_is_named_by_its_stem(tmp_path: Path) -> None:
+    launch = Launch.named(
+        "bench-x-peer-quix-r0",
+        bootstrap_servers="h:1",
+        input_topic="in",
+        workdir=tmp_path,
+        commit_interval_ms=100,
+        schema=tmp_path / "s.avsc",
+    )
+    assert launch.output_topic == "bench-x-peer-quix-r0-out"
+    assert launch.application_id == "bench-x-peer-quix-r0-app"
+    assert launch.state_dir == tmp_path / "bench-x-peer-quix-r0"
+    args = launch.peer_args()
+    assert args[args.index("--session-timeout-ms") + 1] == "10000"
+    assert args[args.index("--output-topic") + 1] == launch.output_topic

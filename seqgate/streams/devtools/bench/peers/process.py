@@ -55,6 +55,29 @@ class Launch:
     # frameworks' defaults are 45 s to 60 s, which would make a torture mostly waiting).
     session_timeout_ms: int = 10_000
 
+    @classmethod
+    def named(
+        cls,
+        stem: str,
+        *,
+        bootstrap_servers: str,
+        input_topic: str,
+        workdir: Path,
+        commit_interval_ms: int,
+        schema: Path,
+    ) -> Launch:
+        """One system's run: outbox `<stem>-out`, application `<stem>-app`, state in
+        `<workdir>/<stem>`."""
+        return cls(
+            bootstrap_servers=bootstrap_servers,
+            input_topic=input_topic,
+            output_topic=f"{stem}-out",
+            application_id=f"{stem}-app",
+            state_dir=workdir / stem,
+            commit_interval_ms=commit_interval_ms,
+            schema=schema,
+        )
+
     def peer_args(self) -> list[str]:
         return [
             "--bootstrap-servers",

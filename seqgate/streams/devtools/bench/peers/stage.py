@@ -117,12 +117,11 @@ class PeerStage:
         command = self.command(kind)
         if isinstance(command, str):
             return PeerRound(kind.name, kind.framework, problem=f"not run: {command}")
-        launch = Launch(
+        launch = Launch.named(
+            stem,
             bootstrap_servers=self.kafka.bootstrap_servers,
             input_topic=self.input_topic,
-            output_topic=f"{stem}-out",
-            application_id=f"{stem}-app",
-            state_dir=self.workdir / stem,
+            workdir=self.workdir,
             commit_interval_ms=self.commit_interval_ms,
             schema=self.schema,
         )

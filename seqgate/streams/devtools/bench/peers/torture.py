@@ -215,12 +215,11 @@ def torture(run: TortureRun, system: TortureSystem) -> TortureResult:
 
 def _torture(run: TortureRun, system: TortureSystem) -> TortureResult:
     stem = f"{run.prefix}-torture-{system.name}"
-    launch = Launch(
+    launch = Launch.named(
+        stem,
         bootstrap_servers=run.kafka.bootstrap_servers,
         input_topic=run.input_topic,
-        output_topic=f"{stem}-out",
-        application_id=f"{stem}-app",
-        state_dir=run.workdir / stem,
+        workdir=run.workdir,
         commit_interval_ms=run.commit_interval_ms,
         schema=run.schema,
     )
