@@ -12,7 +12,7 @@ matplotlib.use("Agg")  # files only, never a display
 
 import matplotlib.pyplot as plt
 
-from seqgate.streams.devtools.bench.report import BenchFigures
+from seqgate.streams.devtools.bench.report import BenchFigures, latency_bound_ms
 
 _STAGES = (
     ("limit", "limit"),
@@ -45,17 +45,17 @@ def draw(figures: BenchFigures, latencies_ms: Sequence[float], path: Path) -> No
     )
     bars.tick_params(axis="x", labelsize=8)
 
-    interval = float(figures.settings["commit_interval_ms"])
+    bound = latency_bound_ms(figures)
     lat = figures.latency
     if latencies_ms:
         top = max(latencies_ms)
         bins = max(10, min(100, int(math.sqrt(len(latencies_ms)))))
         hist.hist(latencies_ms, bins=bins, color="#1f77b4", alpha=0.8)
-        hist.set_xlim(0, max(top, interval + 100) * 1.05)
+        hist.set_xlim(0, max(top, bound) * 1.05)
     for value, label, style in (
         (lat.p50_ms, f"p50 {lat.p50_ms:.0f} ms", "--"),
         (lat.p99_ms, f"p99 {lat.p99_ms:.0f} ms", "-"),
-        (interval + 100, f"target {interval + 100:.0f} ms", ":"),
+        (bound, f"target {bound:.0f} ms", ":"),
     ):
         if not math.isnan(value):
             hist.axvline(value, color="black", linestyle=style, label=label)
