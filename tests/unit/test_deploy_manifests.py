@@ -70,8 +70,15 @@ def test_every_manifest_is_valid_for_kubernetes(monkeypatch: pytest.MonkeyPatch)
         "PodDisruptionBudget",
         "Job",
     }
+    problems = []
     for resource in found:
-        validate(resource)
+        try:
+            validate(resource)
+        except kubernetes_validate.ValidationError as error:
+            where = "/".join(str(part) for part in error.absolute_path)
+            name = f"{resource['kind']}/{resource['metadata']['name']}"
+            problems.append(f"{name}: {where}: {error.message}")
+    assert not problems, "\n".join(problems)
 
 
 @pytest.mark.parametrize(
