@@ -7,6 +7,7 @@ import copy
 import re
 import socket
 from collections.abc import Iterator
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ import yaml
 
 from seqgate.streams.cli import cli
 from seqgate.streams.runtime.kafka_settings import ENV_PREFIX, RESERVED_VARIABLES
+from seqgate.streams.worker.config import WorkerConfig
 from tests.support import dashboard
 from tests.support.paths import REPO
 
@@ -243,7 +245,6 @@ def test_the_probes_are_the_workers_health_endpoints() -> None:
     assert settings["SEQGATE_METRICS_HOST"] == "0.0.0.0"  # the kubelet probes the pod's address
     for probe, path in (
         ("livenessProbe", "/healthz"),
-        ("startupProbe", "/healthz"),
         ("readinessProbe", "/readyz"),
     ):
         assert container[probe]["httpGet"] == {"path": path, "port": port["name"]}
@@ -253,7 +254,7 @@ def test_the_probes_are_the_workers_health_endpoints() -> None:
 
 def test_the_grace_period_outlasts_a_final_commit() -> None:
     statefulset, _, settings = worker()
-    kafka_timeout_s = float(settings["SEQGATE_KAFKA_TIMEOUT"])
+    (kafka_timeout_s,) = [f.default for f in fields(WorkerConfig) if f.name == "kafka_timeout_s"]
     commit_interval_s = int(settings["SEQGATE_COMMIT_INTERVAL_MS"]) / 1000
     grace = statefulset["spec"]["template"]["spec"]["terminationGracePeriodSeconds"]
     assert grace >= commit_interval_s + kafka_timeout_s + CLOSE_FLUSH_S + 10
