@@ -4,6 +4,7 @@ with the CLI (every SEQGATE_* variable is one its command reads) and with the pr
 from __future__ import annotations
 
 import copy
+import os
 import re
 import socket
 from collections.abc import Iterator
@@ -198,6 +199,51 @@ def test_every_seqgate_variable_is_read_by_its_command() -> None:
                 )
                 checked += 1
     assert checked >= 20
+
+
+def environment(container: Resource) -> dict[str, str]:
+    """The container's variables with their values, as the kubelet would set them."""
+    values: dict[str, str] = {}
+    for source in container.get("envFrom", []):
+        kind, ref = (
+            ("ConfigMap", "configMapRef") if "configMapRef" in source else ("Secret", "secretRef")
+        )
+        resource = one(kind, source[ref]["name"])
+        values.update(resource.get("data", {}) | resource.get("stringData", {}))
+    for variable in container.get("env", []):
+        ref = variable.get("valueFrom", {})
+        if "fieldRef" in ref:
+            values[variable["name"]] = "seqgate-worker-0"
+        elif "configMapKeyRef" in ref:
+            key = ref["configMapKeyRef"]
+            values[variable["name"]] = one("ConfigMap", key["name"])["data"][key["key"]]
+        else:
+            values[variable["name"]] = variable["value"]
+    return values
+
+
+def test_every_value_is_accepted_by_its_option(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    properties = tmp_path / "client.properties"
+    properties.write_text(one("Secret", "seqgate-kafka-client")["stringData"]["client.properties"])
+    for workload, spec in pod_specs():
+        (container,) = spec["containers"]
+        with monkeypatch.context() as patched:
+            for name in [n for n in os.environ if n.startswith("SEQGATE_")]:
+                patched.delenv(name)
+            for name, value in environment(container).items():
+                patched.setenv(name, str(value))
+            patched.setenv("SEQGATE_KAFKA_CONFIG", str(properties))
+            path = command_path(container["args"])
+            args = container["args"]
+            context = cli.make_context("seqgate", list(args))
+            for depth, command in enumerate(path[1:]):
+                context = command.make_context(args[depth], args[depth + 1 :], parent=context)
+            for name in environment(container):
+                option = [p for p in path[-1].params if getattr(p, "envvar", None) == name]
+                if option and option[0].name is not None:
+                    assert context.params[option[0].name] is not None, (workload, name)
 
 
 # ---- the worker: facts of the product ------------------------------------------------------------
