@@ -409,3 +409,9 @@ def test_the_dashboard_shows_what_the_issue_asks_for() -> None:
         "seqgate_bridge_auth_failures_total",
         "seqgate_bridge_publish_failures_total",
     }
+
+
+def test_the_instance_id_help_says_what_kubernetes_needs() -> None:
+    (option,) = [p for p in command_path(["worker"])[-1].params if p.name == "instance_id"]
+    assert isinstance(option, click.Option) and option.help is not None
+    assert "Kubernetes Deployment" in option.help and "StatefulSet" in option.help
