@@ -104,8 +104,10 @@ def worker_options(func: F) -> F:
             "--instance-id",
             "SEQGATE_INSTANCE_ID",
             default=None,
-            help="Stable name of this worker instance (default: the host name);"
-            " transactional.id = <application-id>-<instance-id>.",
+            help="Stable name of this worker instance; transactional.id ="
+            " <application-id>-<instance-id> and the static group membership. Default: the"
+            " host name, which changes with every pod of a Kubernetes Deployment (no fencing"
+            " of the dead one, a rebalance each restart): use a StatefulSet's pod name.",
         ),
     ]
     return stacked(func, options)
