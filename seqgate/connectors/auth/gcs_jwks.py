@@ -237,8 +237,9 @@ class JwksCache:
         return self._keys
 
     def load(self) -> None:
-        """Fetch the keys now, in this thread (at startup); raises JwksFetchError."""
-        self._last_attempt = self.clock()
+        """Fetch the keys now, in this thread (at startup); raises JwksFetchError. Not
+        counted against ``refetch_interval_s``: a rotation seen by the first requests
+        is fetched at once."""
         self._apply(*_fetch_keys(self._fetch, self.url, self.timeout_s))
 
     async def ensure(self, kid: str | None) -> None:
