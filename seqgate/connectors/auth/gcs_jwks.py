@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import http.client
 import json
 import logging
 import math
@@ -186,7 +187,7 @@ def fetch_jwks(url: str, timeout_s: float) -> tuple[str, str | None]:
             cache_control = response.headers.get("Cache-Control")
     except urllib.error.HTTPError as error:
         raise JwksFetchError(f"{url} answered HTTP {error.code} {error.reason}") from None
-    except (urllib.error.URLError, OSError, ValueError) as error:
+    except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as error:
         reason = getattr(error, "reason", None) or error
         raise JwksFetchError(f"{url} could not be fetched ({reason})") from None
     if len(body) > MAX_JWKS_BYTES:
