@@ -473,6 +473,7 @@ def test_every_provider_option_has_its_variable() -> None:
     variables = {param.name: param.envvar for param in http.params}
     for name in (
         "gcs_audience",
+        "gcs_jwks_url",
         "gcs_jwks_file",
         "gcs_service_account",
         "azure_secret",

@@ -7,13 +7,13 @@ subscription was configured with, the service account it runs as (``email``,
 ``email_verified``) and its validity window (``iat``, ``exp``; Google's tokens
 live one hour).
 
-:class:`GcsPushVerifier` checks such a token against **configured** keys: a
-JWKS document (Google publishes its current keys at
-``https://www.googleapis.com/oauth2/v3/certs``) that the operator stores in a
-file and the caller loads with :func:`load_jwks`. Nothing here touches the
-network, so verification is deterministic and testable with an injected clock.
-Google rotates its keys every few days; an unknown ``kid`` therefore fails with
-a message that says to refresh the key file.
+:class:`GcsPushVerifier` checks such a token against Google's keys (JWKS, see
+:mod:`seqgate.connectors.auth.gcs_jwks`): either a fixed set the operator saved to a
+file (:func:`load_jwks`), where an unknown ``kid`` fails with a message that says to
+refresh the file, or a :class:`~seqgate.connectors.auth.gcs_jwks.JwksCache` fetched
+from Google's URL and refreshed by it; :meth:`GcsPushVerifier.prepare` lets the cache
+refresh before :meth:`GcsPushVerifier.verify`, which itself never touches the network
+and is deterministic under an injected clock.
 
 The header's ``alg`` must be ``RS256``: ``none`` and the HMAC algorithms are
 refused outright, since accepting them would let anyone who knows a public key
@@ -24,22 +24,26 @@ missing or not a bearer token, 403 for every token that is present but fails.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import contextlib
 import json
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any, Final, NoReturn
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding
-from cryptography.hazmat.primitives.asymmetric.rsa import RSAPublicKey, RSAPublicNumbers
 
+from seqgate.connectors.auth.gcs_jwks import (
+    MIN_KEY_BITS,
+    RS256,
+    JsonWebKeys,
+    JwksCache,
+    b64url_decode,
+    load_jwks,
+)
 from seqgate.connectors.auth.shared import MISSING, WRONG, WebhookAuthError
 from seqgate.connectors.parsers.json_fields import nesting_exceeds, show
 
@@ -49,6 +53,7 @@ __all__ = [
     "MIN_KEY_BITS",
     "GcsPushVerifier",
     "JsonWebKeys",
+    "JwksCache",
     "load_jwks",
 ]
 
@@ -58,89 +63,8 @@ GOOGLE_ISSUERS: Final = frozenset({"accounts.google.com", "https://accounts.goog
 MAX_TOKEN_LENGTH: Final = 16 * 1024
 """Longer bearer tokens are refused before any decoding (Google's are about 1 KiB)."""
 
-MIN_KEY_BITS: Final = 2048
-"""The smallest RSA modulus :func:`load_jwks` accepts."""
-
-JsonWebKeys = Mapping[str, RSAPublicKey]
-"""Verification keys by key id (``kid``)."""
-
-_ALGORITHM: Final = "RS256"
+_ALGORITHM: Final = RS256
 _BEARER: Final = "bearer"
-
-
-def _b64url_decode(text: str) -> bytes:
-    """Decode unpadded base64url (RFC 7515); raises ValueError for anything else."""
-    if "=" in text or "+" in text or "/" in text:
-        raise ValueError("not unpadded base64url")
-    try:
-        return base64.b64decode(
-            text.replace("-", "+").replace("_", "/") + "=" * (-len(text) % 4), validate=True
-        )
-    except binascii.Error as error:
-        raise ValueError(f"not base64url: {error}") from None
-
-
-# --------------------------------------------------------------------------- keys
-
-
-def load_jwks(text: str) -> JsonWebKeys:
-    """Read a JWKS document (``{"keys": [{"kty": "RSA", "kid", "n", "e"}, ...]}``).
-
-    Keys of another type (``kty`` not ``RSA``), or marked for another use or
-    algorithm than signing with RS256, are skipped. Raises ValueError naming
-    the key and the problem for text that is not such a document, an RSA key
-    without ``kid``, ``n`` or ``e``, a malformed or too short (under
-    :data:`MIN_KEY_BITS`) key, a repeated ``kid``, or no usable key at all.
-    """
-    try:
-        document = json.loads(text)
-    except (ValueError, RecursionError) as error:
-        raise ValueError(f"the key file is not JSON: {error}") from None
-    keys = document.get("keys") if isinstance(document, dict) else None
-    if not isinstance(keys, list):
-        raise ValueError('the key file must be a JWKS document: a JSON object with a "keys" array')
-    loaded: dict[str, RSAPublicKey] = {}
-    for index, entry in enumerate(keys):
-        where = f"keys[{index}]"
-        if not isinstance(entry, dict):
-            raise ValueError(f"{where} must be a JSON object (a JSON Web Key)")
-        if (
-            entry.get("kty") != "RSA"
-            or entry.get("use", "sig") != "sig"
-            or entry.get("alg", _ALGORITHM) != _ALGORITHM
-        ):
-            continue
-        kid = entry.get("kid")
-        if not isinstance(kid, str) or not kid:
-            raise ValueError(f'{where} has no "kid": tokens name their key by it')
-        where = f"{where} (kid {show(kid)})"
-        if kid in loaded:
-            raise ValueError(f"{where} repeats a key id: each kid must name one key")
-        loaded[kid] = _rsa_key(entry, where)
-    if not loaded:
-        raise ValueError(f'the key file holds no RSA signing key ("kty": "RSA") for {_ALGORITHM}')
-    return MappingProxyType(loaded)
-
-
-def _rsa_key(entry: dict[str, Any], where: str) -> RSAPublicKey:
-    numbers: list[int] = []
-    for name in ("n", "e"):
-        value = entry.get(name)
-        try:
-            if not isinstance(value, str) or not value:
-                raise ValueError("missing")
-            numbers.append(int.from_bytes(_b64url_decode(value), "big"))
-        except ValueError as error:
-            raise ValueError(f'{where}: "{name}" must be a base64url integer ({error})') from None
-    modulus, exponent = numbers
-    if modulus.bit_length() < MIN_KEY_BITS:
-        raise ValueError(
-            f"{where}: the modulus has {modulus.bit_length()} bits, fewer than {MIN_KEY_BITS}"
-        )
-    try:
-        return RSAPublicNumbers(exponent, modulus).public_key()
-    except ValueError as error:
-        raise ValueError(f"{where}: not a valid RSA public key ({error})") from None
 
 
 # --------------------------------------------------------------------------- tokens
@@ -153,10 +77,11 @@ class GcsPushVerifier:
     ``audience`` is the audience configured on the push subscription (required);
     ``service_account``, when set, is the email the token must name, verified.
     Time claims are checked against ``clock()`` with ``leeway_s`` seconds of
-    tolerance for clock skew.
+    tolerance for clock skew. ``keys`` is a fixed set (a key file) or a loaded
+    :class:`JwksCache`.
     """
 
-    keys: JsonWebKeys
+    keys: JsonWebKeys | JwksCache
     audience: str
     service_account: str | None = None
     leeway_s: float = 60
@@ -165,7 +90,7 @@ class GcsPushVerifier:
     def __post_init__(self) -> None:
         if not self.audience:
             raise ValueError("a push audience is required: the token's aud must be checked")
-        if not self.keys:
+        if not self._keys():
             raise ValueError("at least one verification key is required")
         if self.leeway_s < 0:
             raise ValueError(f"the leeway must not be negative, got {self.leeway_s}")
@@ -184,18 +109,37 @@ class GcsPushVerifier:
         if algorithm != _ALGORITHM:
             _refuse(f"token algorithm {show(algorithm)} is refused: only {_ALGORITHM} is accepted")
         kid = header.get("kid")
-        key = self.keys.get(kid) if isinstance(kid, str) else None
+        keys = self._keys()
+        key = keys.get(kid) if isinstance(kid, str) else None
         if key is None:
-            _refuse(
-                f"token key id {show(kid)} is not among the configured keys "
-                f"({', '.join(sorted(self.keys))}): refresh the key file if Google rotated keys"
-            )
+            _refuse(f"token key id {show(kid)} {self._unknown(keys)}")
         try:
             key.verify(signature, signing_input, padding.PKCS1v15(), hashes.SHA256())
         except InvalidSignature:
             _refuse(f"token signature does not verify with key {show(kid)}: a forged token")
         self._check_claims(claims)
         return claims
+
+    async def prepare(self, authorization_header: str | None) -> None:
+        """Let fetched keys refresh for this request's token (see :meth:`JwksCache.ensure`):
+        awaited only when its RS256 token names a key id not held; never raises."""
+        if isinstance(self.keys, JwksCache):
+            await self.keys.ensure(_unverified_kid(authorization_header))
+
+    def _keys(self) -> JsonWebKeys:
+        return self.keys.current if isinstance(self.keys, JwksCache) else self.keys
+
+    def _unknown(self, keys: JsonWebKeys) -> str:
+        held = ", ".join(sorted(keys))
+        if isinstance(self.keys, JwksCache):
+            return (
+                f"is not among Google's keys fetched from {self.keys.url} ({held}): a forged"
+                " token, or the keys could not be refreshed (see the bridge's warnings)"
+            )
+        return (
+            f"is not among the configured keys ({held}):"
+            " refresh the key file if Google rotated keys"
+        )
 
     def _check_claims(self, claims: dict[str, Any]) -> None:
         issuer = claims.get("iss")
@@ -232,6 +176,16 @@ def _refuse(message: str) -> NoReturn:
     raise WebhookAuthError(WRONG, message)
 
 
+def _unverified_kid(authorization_header: str | None) -> str | None:
+    """The ``kid`` an RS256 token names, before any check of its signature; else None."""
+    try:
+        _, header, _, _ = _split_token(_bearer_token(authorization_header))
+    except WebhookAuthError:
+        return None
+    kid = header.get("kid")
+    return kid if header.get("alg") == _ALGORITHM and isinstance(kid, str) else None
+
+
 def _bearer_token(header: str | None) -> str:
     if header is None or not header.strip():
         raise WebhookAuthError(
@@ -256,7 +210,7 @@ def _split_token(token: str) -> tuple[bytes, dict[str, Any], dict[str, Any], byt
     decoded: list[object] = []
     for name, part in zip(("header", "claims"), parts[:2], strict=True):
         try:
-            text = _b64url_decode(part).decode("utf-8")
+            text = b64url_decode(part).decode("utf-8")
             if nesting_exceeds(text):  # bounded before it is decoded, as every JSON text is
                 _refuse(f"the token {name} is nested too deeply to be a JWT {name}")
             decoded.append(json.loads(text))
@@ -265,7 +219,7 @@ def _split_token(token: str) -> tuple[bytes, dict[str, Any], dict[str, Any], byt
         if not isinstance(decoded[-1], dict):
             _refuse(f"the token {name} must be a JSON object")
     try:
-        signature = _b64url_decode(parts[2])
+        signature = b64url_decode(parts[2])
     except ValueError as error:
         _refuse(f"the token signature is not base64url: {error}")
     header, claims = decoded

@@ -225,6 +225,7 @@ class WebhookRoutes:
     async def _gcs(self, request: web.Request) -> web.StreamResponse:
         verifier = self.settings.gcs
         assert verifier is not None
+        await verifier.prepare(request.headers.get(AUTHORIZATION))
         return await self._receive(
             request,
             "gcs",

@@ -288,6 +288,7 @@ def bridge_http(
       /eventbridge  EventBridge API destinations (--eventbridge-header)
       /minio        MinIO's webhook target (Bearer --minio-token)
       /gcs          GCS notifications by Pub/Sub push (OIDC token: --gcs-audience,
+                    Google's keys fetched from --gcs-jwks-url or saved in
                     --gcs-jwks-file, optionally --gcs-service-account)
       /azure        Azure Event Grid, both schemas (--azure-secret in ?code= or
                     X-Seqgate-Secret; answers the validation event and the
@@ -332,9 +333,8 @@ def bridge_http(
 
     \b
     Example (GCS push, Azure Event Grid and Box behind https://hooks.example.com):
-      curl -so google-jwks.json https://www.googleapis.com/oauth2/v3/certs
       seqgate bridge http --bootstrap-servers 127.0.0.1:9092 --port 8080 \\
-        --gcs-audience https://hooks.example.com/gcs --gcs-jwks-file google-jwks.json \\
+        --gcs-audience https://hooks.example.com/gcs \\
         --azure-secret "$EVENT_GRID_SECRET" \\
         --box-primary-key "$BOX_PRIMARY_KEY" --box-secondary-key "$BOX_SECONDARY_KEY"
       # Event Grid endpoint: https://hooks.example.com/azure?code=$EVENT_GRID_SECRET

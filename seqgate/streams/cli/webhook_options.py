@@ -7,13 +7,16 @@ import inspect
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import click
 
+from seqgate.connectors.auth.gcs_jwks import GOOGLE_JWKS_URL
 from seqgate.streams.cli.options import gathered, setting, stacked
 from seqgate.streams.runtime.errors import UsageError
 
 if TYPE_CHECKING:
+    from seqgate.connectors.auth.gcs_jwks import JsonWebKeys, JwksCache
     from seqgate.connectors.auth.gcs_oidc import GcsPushVerifier
     from seqgate.connectors.sources.webhook_routes import WebhookSettings
 
@@ -28,14 +31,22 @@ def webhook_options(func: Callable[..., Any]) -> Callable[..., Any]:
             "SEQGATE_GCS_AUDIENCE",
             default=None,
             help="Audience of the Pub/Sub push subscription's OIDC token (its push endpoint URL"
-            " unless set otherwise); POST /gcs is served only with --gcs-jwks-file.",
+            " unless set otherwise); POST /gcs is served only when set.",
+        ),
+        setting(
+            "--gcs-jwks-url",
+            "SEQGATE_GCS_JWKS_URL",
+            default=None,
+            help=f"Where Google's signing keys are fetched (default {GOOGLE_JWKS_URL}): at"
+            " startup (the bridge does not start without them), then again by the answer's"
+            " Cache-Control max-age and when a token names an unknown key.",
         ),
         setting(
             "--gcs-jwks-file",
             "SEQGATE_GCS_JWKS_FILE",
             default=None,
-            help="JSON Web Key Set (a saved copy of https://www.googleapis.com/oauth2/v3/certs)"
-            " that push tokens are verified with; refresh it when Google rotates keys.",
+            help="Instead of fetching: a saved JSON Web Key Set (a copy of the URL's answer),"
+            " for hosts that cannot reach Google; refresh it when Google rotates keys.",
         ),
         setting(
             "--gcs-service-account",
@@ -118,6 +129,7 @@ def webhook_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def webhook_settings(
     gcs_audience: str | None,
+    gcs_jwks_url: str | None,
     gcs_jwks_file: str | None,
     gcs_service_account: str | None,
     azure_secret: str | None,
@@ -153,7 +165,7 @@ def webhook_settings(
     except ValueError as error:
         raise UsageError(f"--cloudinary-cloud-name: {error}") from error
     return WebhookSettings(
-        gcs=_gcs_verifier(gcs_audience, gcs_jwks_file, gcs_service_account),
+        gcs=_gcs_verifier(gcs_audience, gcs_jwks_url, gcs_jwks_file, gcs_service_account),
         azure_secret=azure_secret or None,
         supabase_secret=supabase_secret or None,
         b2_signing_secret=b2_signing_secret or None,
@@ -178,24 +190,56 @@ def _together(
 
 
 def _gcs_verifier(
-    audience: str | None, jwks_file: str | None, service_account: str | None
+    audience: str | None,
+    jwks_url: str | None,
+    jwks_file: str | None,
+    service_account: str | None,
 ) -> GcsPushVerifier | None:
-    """The verifier of POST /gcs from --gcs-audience, --gcs-jwks-file, --gcs-service-account."""
-    from seqgate.connectors.auth.gcs_oidc import GcsPushVerifier, load_jwks
+    """The verifier of POST /gcs from --gcs-audience, the keys' --gcs-jwks-url (fetched now)
+    or --gcs-jwks-file, and --gcs-service-account."""
+    from seqgate.connectors.auth.gcs_oidc import GcsPushVerifier
 
-    pair = _together(("--gcs-audience", audience), ("--gcs-jwks-file", jwks_file))
-    if pair is None:
-        if service_account:
-            raise UsageError("--gcs-service-account: requires --gcs-audience and --gcs-jwks-file")
+    if not audience:
+        for flag, value in (
+            ("--gcs-jwks-url", jwks_url),
+            ("--gcs-jwks-file", jwks_file),
+            ("--gcs-service-account", service_account),
+        ):
+            if value:
+                raise UsageError(f"{flag}: requires --gcs-audience")
         return None
-    audience, jwks_file = pair
+    if jwks_url and jwks_file:
+        raise UsageError("--gcs-jwks-url: give it or --gcs-jwks-file, not both")
+    keys = _key_file(jwks_file) if jwks_file else _fetched_keys(jwks_url or GOOGLE_JWKS_URL)
+    return GcsPushVerifier(keys, audience, service_account or None)
+
+
+def _key_file(path: str) -> JsonWebKeys:
+    from seqgate.connectors.auth.gcs_jwks import load_jwks
+
     try:
-        text = Path(jwks_file).read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         problem = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
-        raise UsageError(f"--gcs-jwks-file {jwks_file}: cannot read it ({problem})") from error
+        raise UsageError(f"--gcs-jwks-file {path}: cannot read it ({problem})") from error
     try:
-        keys = load_jwks(text)
+        return load_jwks(text)
     except ValueError as error:
-        raise UsageError(f"--gcs-jwks-file {jwks_file}: {error}") from error
-    return GcsPushVerifier(keys, audience, service_account or None)
+        raise UsageError(f"--gcs-jwks-file {path}: {error}") from error
+
+
+def _fetched_keys(url: str) -> JwksCache:
+    from seqgate.connectors.auth.gcs_jwks import JwksCache, JwksFetchError
+
+    if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).netloc:
+        raise UsageError(f"--gcs-jwks-url {url!r}: must be an http(s) URL")
+    cache = JwksCache(url)
+    try:
+        cache.load()
+    except JwksFetchError as error:
+        raise UsageError(
+            f"--gcs-jwks-url: Google's signing keys could not be fetched at startup: {error};"
+            " check the address and the network (a proxy: HTTPS_PROXY), or give"
+            " --gcs-jwks-file with a saved copy"
+        ) from error
+    return cache
