@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Create .venv and install seqgate with its test tools and the faust extra, whose
-# consumer test (tests/kafka/test_faust_consumer.py) CI runs (idempotent, quiet).
+# Create .venv and install seqgate with its test tools, the faust extra, whose consumer
+# test (tests/kafka/test_faust_consumer.py) CI runs, and the bench extra, whose chart the
+# bench tests draw (idempotent, quiet).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
@@ -8,4 +9,4 @@ if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e ".[test,faust]"
+.venv/bin/python -m pip install --quiet -e ".[test,faust,bench]"

@@ -11,6 +11,7 @@ import click
 
 from seqgate.streams.cli.options import optional_kafka_options
 from seqgate.streams.devtools.bench.workload import WorkloadSpec
+from seqgate.streams.runtime.errors import UsageError
 from seqgate.streams.runtime.kafka_reach import ensure_reachable
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
 
@@ -138,6 +139,8 @@ _ALL_PEERS = ("kafka-streams", "quix", "faust")
     type=click.Path(dir_okay=False, path_type=Path),
     default=Path("bench-chart.png"),
     show_default=True,
+    help="The PNG of the figures; needs the bench extra (pip install 'seqgate[bench]'):"
+    " without it, not drawn unless asked for, and an error before anything runs if it is.",
 )
 def bench(
     kafka: KafkaSettings | None,
@@ -217,13 +220,26 @@ def bench(
     if vary:
         _compare_settings(settings, vary, rounds or 2, kafka, report)
         return
-    _measure(settings, kafka, report, chart)
+    _measure(settings, kafka, report, _chart_to_draw(chart))
+
+
+def _chart_to_draw(chart: Path) -> Path | None:
+    """--chart's path, or None when matplotlib is missing and the chart was not asked for;
+    asked for without it, the one error line, before any broker starts."""
+    from seqgate.streams.devtools.bench.chart import NEEDS_BENCH_EXTRA, chart_available
+
+    if chart_available():
+        return chart
+    source = click.get_current_context().get_parameter_source("chart")
+    if source is not click.core.ParameterSource.DEFAULT:
+        raise UsageError(f"--chart {chart}: {NEEDS_BENCH_EXTRA}")
+    return None
 
 
 def _measure(
-    settings: BenchSettings, kafka: KafkaSettings | None, report: Path, chart: Path
+    settings: BenchSettings, kafka: KafkaSettings | None, report: Path, chart: Path | None
 ) -> None:
-    from seqgate.streams.devtools.bench.chart import draw
+    from seqgate.streams.devtools.bench.chart import NEEDS_BENCH_EXTRA, draw
     from seqgate.streams.devtools.bench.report import as_json, table
     from seqgate.streams.devtools.bench.runner import broker, run_bench
 
@@ -233,6 +249,9 @@ def _measure(
         result = run_bench(settings, target, kafka_version)
     click.echo(table(result.figures))
     report.write_text(json.dumps(as_json(result.figures), indent=2) + "\n")
+    if chart is None:
+        click.echo(f"report: {report}  chart: not drawn ({NEEDS_BENCH_EXTRA})")
+        return
     draw(result.figures, result.latencies_ms, chart)
     click.echo(f"report: {report}  chart: {chart}")
 

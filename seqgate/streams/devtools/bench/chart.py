@@ -1,18 +1,19 @@
-"""The benchmark's PNG: throughput per stage, and the latency distribution."""
+"""The benchmark's PNG: throughput per stage, and the latency distribution.
+
+matplotlib comes with the `bench` extra only (it and numpy are most of an install's size),
+so it is imported when a chart is drawn, and `chart_available` tells beforehand.
+"""
 
 from __future__ import annotations
 
+import importlib.util
 import math
 from collections.abc import Sequence
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")  # files only, never a display
-
-import matplotlib.pyplot as plt
-
 from seqgate.streams.devtools.bench.report import BenchFigures, latency_bound_ms
+
+NEEDS_BENCH_EXTRA = "the chart needs the bench extra: pip install 'seqgate[bench]'"
 
 _STAGES = (
     ("limit", "limit"),
@@ -25,7 +26,17 @@ _STAGES = (
 )
 
 
+def chart_available() -> bool:
+    """Whether matplotlib is installed, without importing it (a second or more)."""
+    return importlib.util.find_spec("matplotlib") is not None
+
+
 def draw(figures: BenchFigures, latencies_ms: Sequence[float], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only, never a display
+    import matplotlib.pyplot as plt
+
     fig, (bars, hist) = plt.subplots(1, 2, figsize=(13 + len(figures.peers), 5))
     names = [label for _, label in _STAGES]
     rates = [getattr(figures, attr).rate for attr, _ in _STAGES]
