@@ -11,6 +11,7 @@ import click
 
 from seqgate.connectors.parsers.s3.native import S3ParseOptions
 from seqgate.connectors.publish.filters import EventFilter
+from seqgate.streams.cli.param_types import BootstrapServers, SettingOption
 from seqgate.streams.rules.policy import (
     DEFAULT_ADMITTED_KINDS,
     DEFAULT_DEDUPE_WINDOW_MS,
@@ -31,7 +32,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def setting(flag: str, envvar: str, **kwargs: Any) -> Callable[[F], F]:
     """An option that can also come from a SEQGATE_* variable, both shown in --help."""
-    return click.option(flag, envvar=envvar, show_envvar=True, show_default=True, **kwargs)
+    return click.option(
+        flag, envvar=envvar, show_envvar=True, show_default=True, cls=SettingOption, **kwargs
+    )
 
 
 def gathered(
@@ -95,6 +98,8 @@ def _kafka_options(func: Callable[..., Any], *, required: bool) -> Callable[...,
             "--bootstrap-servers",
             envvar=["SEQGATE_BOOTSTRAP_SERVERS", "KAFKA_BOOTSTRAP_SERVERS"],
             show_envvar=True,
+            cls=SettingOption,
+            type=BootstrapServers(),
             required=required,
             help="Kafka bootstrap address, host:port[,host:port]."
             " Falls back to KAFKA_BOOTSTRAP_SERVERS."

@@ -26,6 +26,7 @@ from seqgate.streams.cli.options import (
     topic_options,
     transaction_timeout_option,
 )
+from seqgate.streams.cli.param_types import KafkaMemberId
 from seqgate.streams.cli.registry_options import registry_options
 from seqgate.streams.cli.running import (
     cannot_listen,
@@ -104,6 +105,7 @@ def worker_options(func: F) -> F:
             "--instance-id",
             "SEQGATE_INSTANCE_ID",
             default=None,
+            type=KafkaMemberId(),
             help="Stable name of this worker instance (default: the host name);"
             " transactional.id = <application-id>-<instance-id>.",
         ),
