@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar, cast
 
 import click
+from click.core import ParameterSource
 
 from seqgate.connectors.parsers.s3.native import S3ParseOptions
 from seqgate.connectors.publish.filters import EventFilter
@@ -24,6 +26,8 @@ from seqgate.streams.runtime.kafka_settings import (
     DEFAULT_TIMEOUT_S,
     KafkaSettings,
     build_settings,
+    from_environment,
+    parse_flag,
 )
 from seqgate.streams.runtime.logs import redact
 
@@ -86,8 +90,15 @@ def _kafka_options(func: Callable[..., Any], *, required: bool) -> Callable[...,
         kafka_timeout: float,
         **kwargs: Any,
     ) -> Any:
+        source = click.get_current_context().get_parameter_source("kafka_properties")
         kwargs["kafka"] = (
-            build_kafka(bootstrap_servers, kafka_properties, kafka_config, kafka_timeout)
+            build_kafka(
+                bootstrap_servers,
+                kafka_properties,
+                kafka_config,
+                kafka_timeout,
+                from_file=source is ParameterSource.DEFAULT_MAP,
+            )
             if bootstrap_servers
             else None
         )
@@ -140,14 +151,27 @@ def build_kafka(
     flags: tuple[str, ...] | list[str],
     config_file: str | None,
     timeout_s: float,
+    *,
+    from_file: bool = False,
 ) -> KafkaSettings:
+    """The client settings; `from_file`: `flags` are the --config file's `kafka_property`
+    values, which a SEQGATE_KAFKA_<NAME> variable beats, as variables beat the file."""
+    given = flag_list(flags)
+    if from_file:
+        in_environment = {prop.name for prop in from_environment(os.environ)}
+        given = [flag for flag in given if parse_flag(flag).name not in in_environment]
     kafka = build_settings(
         bootstrap_servers,
-        flags=flag_list(flags),
+        flags=given,
         environ=os.environ,
         config_file=config_file,
         timeout_s=timeout_s,
     )
+    if from_file:
+        origins = {
+            name: "--config" if origin == "-X" else origin for name, origin in kafka.origins.items()
+        }
+        kafka = dataclasses.replace(kafka, origins=origins)
     redact(kafka.secrets())
     return kafka
 
