@@ -229,13 +229,17 @@ class SeqgateGroup(click.Group):
         try:
             return super().parse_args(ctx, args)
         except click.BadParameter as error:
-            raise _from_file(error) or error from error
+            if (line := _from_file(error)) is None:
+                raise
+            raise line from error
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except click.BadParameter as error:
-            raise _from_file(error) or error from error
+            if (line := _from_file(error)) is None:
+                raise
+            raise line from error
         except KafkaException as exception:
             raise _ErrorLine(_kafka_failure(exception)) from exception
         except SeqgateError as error:

@@ -90,7 +90,8 @@ def _kafka_options(func: Callable[..., Any], *, required: bool) -> Callable[...,
         kafka_timeout: float,
         **kwargs: Any,
     ) -> Any:
-        source = click.get_current_context().get_parameter_source("kafka_properties")
+        ctx = click.get_current_context(silent=True)
+        source = ctx.get_parameter_source("kafka_properties") if ctx else None
         kwargs["kafka"] = (
             build_kafka(
                 bootstrap_servers,
