@@ -82,7 +82,8 @@ def test_a_key_of_another_command_only_is_not_an_error(tmp_path: Path) -> None:
         ("kafka_properties: [a=b]\nkafka-property: c=d\n", 2, "set the same option"),
         ("ordering: numeric\ncommit_every:\n", 2, "commit_every has no value"),
         ("batch_size: [1, 2]\n", 1, "batch_size takes one value"),
-        ("ordering: {a: 1}\n", 1, "ordering takes one value"),
+        ("ordering: {a: 1}\n", 1, "ordering takes a value, not a mapping"),
+        ("bucket: {a: 1}\n", 1, "bucket takes a value, not a mapping"),
         ("[ordering]: aws\n", 1, "a key must be an option name"),
     ],
 )

@@ -134,8 +134,10 @@ def _check_keys(root: click.Command, config: ConfigFile) -> None:
             hint = f"did you mean {near[0]}?" if near else "see `seqgate COMMAND --help`"
             raise UsageError(f"{config.where(key)}: unknown option {key!r}; {hint}")
         several = any(param.multiple or param.nargs != 1 for param in params)
-        if isinstance(value, dict) or (isinstance(value, list) and not several):
-            raise UsageError(f"{config.where(key)}: {key} takes one value, not a list or mapping")
+        if isinstance(value, dict):
+            raise UsageError(f"{config.where(key)}: {key} takes a value, not a mapping")
+        if isinstance(value, list) and not several:
+            raise UsageError(f"{config.where(key)}: {key} takes one value, not a list")
 
 
 def _defaults_for(command: click.Command, config: ConfigFile) -> dict[str, Any]:
