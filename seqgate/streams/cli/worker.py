@@ -104,8 +104,8 @@ def worker_options(func: F) -> F:
         setting(
             "--instance-id",
             "SEQGATE_INSTANCE_ID",
-            default=None,
             type=KafkaMemberId(),
+            default=None,
             help="Stable name of this worker instance (default: the host name);"
             " transactional.id = <application-id>-<instance-id>.",
         ),
