@@ -19,6 +19,7 @@ from seqgate.streams.cli.options import (
     s3_parse_option,
     setting,
 )
+from seqgate.streams.cli.param_types import HttpUrl
 from seqgate.streams.cli.running import serve_bridge_metrics, stop_on_signals
 from seqgate.streams.runtime.errors import CommandFailed, SeqgateError, UsageError
 from seqgate.streams.runtime.kafka_reach import ensure_reachable
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     "--queue-url",
     "SEQGATE_SQS_QUEUE_URL",
     required=True,
+    type=HttpUrl("https://sqs.eu-west-1.amazonaws.com/111122223333/uploads"),
     help="URL of the SQS queue to poll.",
 )
 @setting(

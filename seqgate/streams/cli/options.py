@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar, cast
 
 import click
+from click.core import ParameterSource
 
 from seqgate.connectors.parsers.s3.native import S3ParseOptions
 from seqgate.connectors.publish.filters import EventFilter
+from seqgate.streams.cli.param_types import BootstrapServers, SettingOption
 from seqgate.streams.rules.policy import (
     DEFAULT_ADMITTED_KINDS,
     DEFAULT_DEDUPE_WINDOW_MS,
@@ -23,6 +26,8 @@ from seqgate.streams.runtime.kafka_settings import (
     DEFAULT_TIMEOUT_S,
     KafkaSettings,
     build_settings,
+    from_environment,
+    parse_flag,
 )
 from seqgate.streams.runtime.logs import redact
 
@@ -31,7 +36,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def setting(flag: str, envvar: str, **kwargs: Any) -> Callable[[F], F]:
     """An option that can also come from a SEQGATE_* variable, both shown in --help."""
-    return click.option(flag, envvar=envvar, show_envvar=True, show_default=True, **kwargs)
+    return click.option(
+        flag, envvar=envvar, show_envvar=True, show_default=True, cls=SettingOption, **kwargs
+    )
 
 
 def gathered(
@@ -83,8 +90,16 @@ def _kafka_options(func: Callable[..., Any], *, required: bool) -> Callable[...,
         kafka_timeout: float,
         **kwargs: Any,
     ) -> Any:
+        ctx = click.get_current_context(silent=True)
+        source = ctx.get_parameter_source("kafka_properties") if ctx else None
         kwargs["kafka"] = (
-            build_kafka(bootstrap_servers, kafka_properties, kafka_config, kafka_timeout)
+            build_kafka(
+                bootstrap_servers,
+                kafka_properties,
+                kafka_config,
+                kafka_timeout,
+                from_file=source is ParameterSource.DEFAULT_MAP,
+            )
             if bootstrap_servers
             else None
         )
@@ -95,6 +110,8 @@ def _kafka_options(func: Callable[..., Any], *, required: bool) -> Callable[...,
             "--bootstrap-servers",
             envvar=["SEQGATE_BOOTSTRAP_SERVERS", "KAFKA_BOOTSTRAP_SERVERS"],
             show_envvar=True,
+            cls=SettingOption,
+            type=BootstrapServers(),
             required=required,
             help="Kafka bootstrap address, host:port[,host:port]."
             " Falls back to KAFKA_BOOTSTRAP_SERVERS."
@@ -135,14 +152,27 @@ def build_kafka(
     flags: tuple[str, ...] | list[str],
     config_file: str | None,
     timeout_s: float,
+    *,
+    from_file: bool = False,
 ) -> KafkaSettings:
+    """The client settings; `from_file`: `flags` are the --config file's `kafka_property`
+    values, which a SEQGATE_KAFKA_<NAME> variable beats, as variables beat the file."""
+    given = flag_list(flags)
+    if from_file:
+        in_environment = {prop.name for prop in from_environment(os.environ)}
+        given = [flag for flag in given if parse_flag(flag).name not in in_environment]
     kafka = build_settings(
         bootstrap_servers,
-        flags=flag_list(flags),
+        flags=given,
         environ=os.environ,
         config_file=config_file,
         timeout_s=timeout_s,
     )
+    if from_file:
+        origins = {
+            name: "--config" if origin == "-X" else origin for name, origin in kafka.origins.items()
+        }
+        kafka = dataclasses.replace(kafka, origins=origins)
     redact(kafka.secrets())
     return kafka
 

@@ -26,6 +26,7 @@ from seqgate.streams.cli.options import (
     topic_options,
     transaction_timeout_option,
 )
+from seqgate.streams.cli.param_types import KafkaMemberId
 from seqgate.streams.cli.registry_options import registry_options
 from seqgate.streams.cli.running import (
     cannot_listen,
@@ -103,6 +104,7 @@ def worker_options(func: F) -> F:
         setting(
             "--instance-id",
             "SEQGATE_INSTANCE_ID",
+            type=KafkaMemberId(),
             default=None,
             help="Stable name of this worker instance; transactional.id ="
             " <application-id>-<instance-id> and the static group membership. Default: the"
