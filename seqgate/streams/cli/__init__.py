@@ -6,8 +6,10 @@ variables, then the optional YAML file given with `--config`, then defaults.
 One module per command, named for it (`bridge_http` for `bridge http`, ...); a group's
 module (`bridge`, `topics`, `aws`, `broker`) holds the group. Shared by them: `app` (the
 group, the config file, the one place expected errors end a command), `options` (shared
-options and how they become typed settings), `running` (signals, metrics endpoint, faults
-of the long-running commands), `webhook_options` (the provider secrets of `bridge http`).
+options and how they become typed settings), `param_types` (the values click checks before
+anything connects: instance ids, broker lists, URLs), `running` (signals, metrics endpoint, faults
+of the long-running commands), `webhook_options` (the provider secrets of `bridge http`),
+`http_processes` (`bridge http --processes N`).
 """
 
 from __future__ import annotations
