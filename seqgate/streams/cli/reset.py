@@ -111,6 +111,7 @@ def reset(
 
 def run_reset(request: ResetRequest, *, dry_run: bool, as_json: bool) -> None:
     """Plan the reset, print the plan, and (unless a dry run) apply it and print the outcome."""
+    from seqgate.streams.runtime.progress import ProgressLine
     from seqgate.streams.tools.reset import apply, prepare
 
     plan = prepare(request)
@@ -123,8 +124,13 @@ def run_reset(request: ResetRequest, *, dry_run: bool, as_json: bool) -> None:
         print_plan(plan, dry_run=dry_run)
     if dry_run:
         return
-    echo = (lambda line: click.echo(line, err=True)) if as_json else click.echo
-    outcomes = apply(request, plan, echo)
+    with ProgressLine("reset") as meter:
+
+        def echo(line: str) -> None:
+            meter.clear()
+            click.echo(line, err=as_json)
+
+        outcomes = apply(request, plan, echo, meter)
     if as_json:
         click.echo(
             json.dumps(
