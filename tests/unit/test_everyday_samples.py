@@ -89,6 +89,11 @@ def test_a_pretty_printed_document_with_a_trailing_comma_is_one_message() -> Non
     assert message.raw == data.strip()
 
 
+def test_a_pretty_printed_document_with_a_compact_record_line_is_one_message() -> None:
+    data = b'{\n  "Records": [\n    {"eventVersion": "2.1", "eventSource": "aws:s3"}\n  ],\n}\n'
+    assert len(list(split_messages(data, "doc.json"))) == 1
+
+
 def test_json_lines_with_a_broken_first_line_stay_lines() -> None:
     data = b'{"Records": [\n{"a": 1}\n{"b": 2}\n'  # a cut first line, then two documents
     assert [m.origin for m in split_messages(data, "x.jsonl")] == [

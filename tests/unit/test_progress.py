@@ -96,6 +96,17 @@ def test_json_lines_off_a_terminal_are_throttled() -> None:
     assert lines[-1]["eta_s"] == 0.0
 
 
+def test_the_last_json_line_says_finished_even_short_of_an_estimated_total() -> None:
+    meter, stream, clock = line_for(tty=False, pace=Pace(after_s=0, every_s=10))
+    meter.expect(100)
+    clock.now += 1
+    meter.advance(40)  # the rest was compacted away
+    meter.finish()
+    first, last = (json.loads(line) for line in stream.getvalue().splitlines())
+    assert (first["finished"], first["eta_s"]) == (False, 1.5)
+    assert (last["finished"], last["records"], last["eta_s"]) == (True, 40, 0.0)
+
+
 def test_a_terminal_gets_one_line_rewritten_in_place() -> None:
     meter, stream, clock = line_for(tty=True)
     meter.expect(40)

@@ -74,7 +74,7 @@ class Snapshot:
         return max(self.total - self.done, 0) / rate
 
     def as_dict(self, *, finished: bool = False) -> dict[str, object]:
-        eta = self.eta_s()
+        eta = 0.0 if finished else self.eta_s()
         return {
             "progress": self.operation,
             "records": self.done,
