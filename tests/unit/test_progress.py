@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -160,3 +163,21 @@ def test_off_writes_nothing() -> None:
         meter.advance()
     meter.finish()
     assert stream.getvalue() == ""
+
+
+@pytest.mark.parametrize("command", [["watermark", "s3://a/b"], ["verify"]])
+def test_a_bad_setting_ends_the_command_before_kafka_is_asked(command: list[str]) -> None:
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("SEQGATE_")}
+    environment["SEQGATE_PROGRESS_EVERY_S"] = "often"
+    done = subprocess.run(
+        [sys.executable, "-m", "seqgate.streams.cli", *command],
+        capture_output=True,
+        text=True,
+        env={**environment, "SEQGATE_BOOTSTRAP_SERVERS": "127.0.0.1:1"},
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [
+        "error: SEQGATE_PROGRESS_EVERY_S='often': expected a number of seconds >= 0, such as 3"
+    ]

@@ -20,6 +20,7 @@ from seqgate.streams.rules.policy import Policy
 from seqgate.streams.runtime.errors import UsageError
 from seqgate.streams.runtime.kafka_reach import ensure_reachable
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
+from seqgate.streams.runtime.progress import Pace, ProgressLine
 
 if TYPE_CHECKING:
     from seqgate.streams.tools.reset import PartitionOutcome
@@ -105,13 +106,15 @@ def reset(
         policy=policy,
         framing=framing,
     )
+    pace = Pace.from_environment()
     ensure_reachable(kafka)  # after the options: a typo is reported without waiting for Kafka
-    run_reset(request, dry_run=dry_run, as_json=as_json)
+    run_reset(request, dry_run=dry_run, as_json=as_json, pace=pace)
 
 
-def run_reset(request: ResetRequest, *, dry_run: bool, as_json: bool) -> None:
+def run_reset(
+    request: ResetRequest, *, dry_run: bool, as_json: bool, pace: Pace | None = None
+) -> None:
     """Plan the reset, print the plan, and (unless a dry run) apply it and print the outcome."""
-    from seqgate.streams.runtime.progress import ProgressLine
     from seqgate.streams.tools.reset import apply, prepare
 
     plan = prepare(request)
@@ -124,7 +127,7 @@ def run_reset(request: ResetRequest, *, dry_run: bool, as_json: bool) -> None:
         print_plan(plan, dry_run=dry_run)
     if dry_run:
         return
-    with ProgressLine("reset") as meter:
+    with ProgressLine("reset", pace=pace) as meter:
 
         def echo(line: str) -> None:
             meter.clear()

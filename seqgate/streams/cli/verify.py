@@ -51,11 +51,12 @@ def verify(
     Example:
       seqgate verify --bootstrap-servers 127.0.0.1:9092 --application-id seqgate
     """
-    from seqgate.streams.runtime.progress import ProgressLine
+    from seqgate.streams.runtime.progress import Pace, ProgressLine
     from seqgate.streams.runtime.topics import changelog_topic
     from seqgate.streams.tools.verify import COUNTS, PartitionReport, VerifyTarget
     from seqgate.streams.tools.verify import verify as run_verify
 
+    pace = Pace.from_environment()  # a bad setting is reported without waiting for Kafka
     ensure_reachable(kafka)
     target = VerifyTarget(
         kafka=kafka,
@@ -68,7 +69,7 @@ def verify(
         framing=framing,
     )
 
-    with ProgressLine("verify") as meter:
+    with ProgressLine("verify", pace=pace) as meter:
 
         def progress(total: int, report: PartitionReport) -> None:
             meter.say(

@@ -38,13 +38,14 @@ def watermark(
       seqgate watermark --bootstrap-servers 127.0.0.1:9092 \\
         's3://example-input/incoming/June report+final.csv'
     """
-    from seqgate.streams.runtime.progress import ProgressLine
+    from seqgate.streams.runtime.progress import Pace, ProgressLine
     from seqgate.streams.runtime.topics import changelog_topic
     from seqgate.streams.tools.inspect import find_watermark
 
     changelog = changelog_topic(application_id)
+    pace = Pace.from_environment()  # a bad setting is reported without waiting for Kafka
     ensure_reachable(kafka)
-    with ProgressLine("watermark") as meter:
+    with ProgressLine("watermark", pace=pace) as meter:
         partition, view = find_watermark(
             kafka, application_id, input_topic, changelog, identity, meter=meter
         )
