@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from confluent_kafka import Producer, TopicPartition
@@ -150,3 +152,56 @@ def test_verify_cli_prints_a_table_and_exits_0(processed: WorkerConfig) -> None:
     assert report["ok"] is True
     assert report["totals"]["inputs"] == 400
     assert "verified partition 3/3" in done.stderr
+
+
+def seqgate_quickly_reporting(*args: str) -> subprocess.CompletedProcess[str]:
+    """`seqgate ARGS` with progress from the first record on, a JSON line each time."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("SEQGATE_")}
+    environment.update(SEQGATE_PROGRESS_AFTER_S="0", SEQGATE_PROGRESS_EVERY_S="0")
+    return subprocess.run(
+        [sys.executable, "-m", "seqgate.streams.cli", *args],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=120,
+        check=False,
+    )
+
+
+def progress_lines(stderr: str, operation: str) -> list[dict[str, Any]]:
+    lines = [json.loads(line) for line in stderr.splitlines() if line.startswith("{")]
+    assert lines, stderr
+    assert {line["progress"] for line in lines} == {operation}
+    done = [line["records"] for line in lines]
+    assert done == sorted(done) and done[-1] > 0
+    assert [line["finished"] for line in lines][-2:] == [False, True]
+    return lines
+
+
+def test_verify_and_watermark_print_json_progress_off_a_terminal(
+    processed: WorkerConfig,
+) -> None:
+    config = processed
+    group = [
+        "--bootstrap-servers",
+        config.kafka.bootstrap_servers,
+        "--application-id",
+        config.application_id,
+        "--input-topic",
+        config.input_topic,
+    ]
+    done = seqgate_quickly_reporting("verify", *group, "--outbox-topic", config.outbox_topic)
+    assert done.returncode == 0, done.stderr
+    lines = progress_lines(done.stderr, "verify")
+    last = lines[-1]
+    # The 400 inputs, the outbox and the changelog: all read, as many as announced.
+    assert last["records"] == last["total"] > 400, last
+    assert last["percent"] == 100.0
+    assert "verified partition 3/3" in done.stderr
+    assert done.stdout.splitlines()[-1] == "OK: the outbox is exactly the replay of the input"
+
+    done = seqgate_quickly_reporting("watermark", *group, "--json", "s3://example-input/k7")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["identity"] == "s3://example-input/k7"
+    last = progress_lines(done.stderr, "watermark")[-1]
+    assert last["records"] == last["total"] > 0, last

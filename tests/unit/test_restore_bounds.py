@@ -56,3 +56,16 @@ def test_a_cluster_that_keeps_moving_is_an_error_at_the_timeout() -> None:
     with pytest.raises(KafkaException):
         restore._bounds(consumer, TP, timeout=1.0, cached=True)  # type: ignore[arg-type]
     assert 2 <= consumer.asked <= 4
+
+
+def test_a_long_restore_logs_its_rate_and_eta(caplog: pytest.LogCaptureFixture) -> None:
+    applier = restore._ChangelogApplier(None, 4, start=100, end=1_100, progress=None)  # type: ignore[arg-type]
+    applier._began -= 10.0  # ten seconds in, halfway through the span
+    applier.next_offset, applier.applied = 600, 480
+    with caplog.at_level("INFO", logger=restore.__name__):
+        applier._log_progress()
+    [line] = [r for r in caplog.records if r.getMessage() == "restoring partition"]
+    fields = line.__dict__
+    assert (fields["partition"], fields["records"], fields["percent"]) == (4, 480, 50.0)
+    assert fields["rate_per_s"] == pytest.approx(50.0, abs=0.5)  # offsets per second
+    assert fields["eta_s"] == pytest.approx(10.0, abs=0.5)

@@ -1,7 +1,9 @@
 """Reading notifications from files or stdin (replays, tests, the demo).
 
 A file holds either one JSON document (pretty-printed or not) or JSON
-Lines: one notification per non-blank line. Each message keeps its exact
+Lines: one notification per non-blank line. A pretty-printed document with a
+syntax error stays one message (one ``malformed_json`` rejection naming the
+error's line and column), not one per line. Each message keeps its exact
 bytes and an origin `file:<path>:<line>` so a dead letter points back to
 where it came from.
 """
@@ -63,5 +65,29 @@ def _is_single_document(data: bytes) -> bool:
     try:
         json.loads(data)
     except ValueError:
-        return False
+        return _pretty_printed(data)
     return True
+
+
+def _pretty_printed(data: bytes) -> bool:
+    """Whether invalid JSON is one document written over several lines (a trailing
+    comma in a pretty-printed example), to be refused once with the error's line and
+    column rather than once per line.
+
+    Its first line opens a value that it does not close, which a line of JSON Lines
+    never does; and either the whole text closes what it opens (the error is not a
+    cut) or no line holds a JSON value of its own (a cut document, not JSON Lines
+    whose first line is broken).
+    """
+    lines = [line for line in data.split(b"\n") if line.strip()]
+    first = lines[0].lstrip()
+    if len(lines) < 2 or first[:1] not in (b"{", b"[") or brackets_balanced(first):
+        return False
+    return brackets_balanced(data) or not any(_is_object(line) for line in lines[1:])
+
+
+def _is_object(line: bytes) -> bool:
+    try:
+        return isinstance(json.loads(line), dict)
+    except ValueError:
+        return False

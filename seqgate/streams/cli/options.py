@@ -11,7 +11,7 @@ from typing import Any, TypeVar, cast
 import click
 from click.core import ParameterSource
 
-from seqgate.connectors.parsers.s3.native import S3ParseOptions
+from seqgate.connectors.parsers.s3.native import SCHEMA_FLOORS, S3ParseOptions
 from seqgate.connectors.publish.filters import EventFilter
 from seqgate.streams.cli.param_types import BootstrapServers, SettingOption
 from seqgate.streams.rules.policy import (
@@ -360,13 +360,28 @@ def filter_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def s3_parse_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    """`--allow-missing-sequencer`; the command receives one `s3_options: S3ParseOptions`."""
+    """`--allow-missing-sequencer` and `--s3-schema-floor`; the command receives one
+    `s3_options: S3ParseOptions`."""
 
     @functools.wraps(func)
-    def with_s3_options(*args: Any, allow_missing_sequencer: bool, **kwargs: Any) -> Any:
-        kwargs["s3_options"] = S3ParseOptions(allow_missing_sequencer=allow_missing_sequencer)
+    def with_s3_options(
+        *args: Any, allow_missing_sequencer: bool, s3_schema_floor: str, **kwargs: Any
+    ) -> Any:
+        kwargs["s3_options"] = S3ParseOptions(
+            allow_missing_sequencer=allow_missing_sequencer, schema_floor=s3_schema_floor
+        )
         return func(*args, **kwargs)
 
+    floor = setting(
+        "--s3-schema-floor",
+        "SEQGATE_S3_SCHEMA_FLOOR",
+        type=click.Choice(SCHEMA_FLOORS),
+        default=SCHEMA_FLOORS[0],
+        help="The lowest Amazon S3 eventVersion accepted. 2.1 is the guide's rule; 2.0 is"
+        " the operator's choice, for the sample events of the AWS SDKs, SAM (sam local"
+        " generate-event s3 put) and Lambda test tools. Below the floor: rejected as"
+        " unsupported_schema_version.",
+    )
     option = setting(
         "--allow-missing-sequencer",
         "SEQGATE_ALLOW_MISSING_SEQUENCER",
@@ -377,7 +392,7 @@ def s3_parse_option(func: Callable[..., Any]) -> Callable[..., Any]:
         " and cannot detect an older write delivered late (docs/aws-setup.md). Default:"
         " rejected as invalid_sequencer.",
     )
-    wrapped: Callable[..., Any] = option(with_s3_options)
+    wrapped: Callable[..., Any] = floor(option(with_s3_options))
     return wrapped
 
 

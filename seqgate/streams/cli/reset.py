@@ -20,6 +20,7 @@ from seqgate.streams.rules.policy import Policy
 from seqgate.streams.runtime.errors import UsageError
 from seqgate.streams.runtime.kafka_reach import ensure_reachable
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
+from seqgate.streams.runtime.progress import Pace, ProgressLine
 
 if TYPE_CHECKING:
     from seqgate.streams.tools.reset import PartitionOutcome
@@ -105,11 +106,14 @@ def reset(
         policy=policy,
         framing=framing,
     )
+    pace = Pace.from_environment()
     ensure_reachable(kafka)  # after the options: a typo is reported without waiting for Kafka
-    run_reset(request, dry_run=dry_run, as_json=as_json)
+    run_reset(request, dry_run=dry_run, as_json=as_json, pace=pace)
 
 
-def run_reset(request: ResetRequest, *, dry_run: bool, as_json: bool) -> None:
+def run_reset(
+    request: ResetRequest, *, dry_run: bool, as_json: bool, pace: Pace | None = None
+) -> None:
     """Plan the reset, print the plan, and (unless a dry run) apply it and print the outcome."""
     from seqgate.streams.tools.reset import apply, prepare
 
@@ -123,8 +127,13 @@ def run_reset(request: ResetRequest, *, dry_run: bool, as_json: bool) -> None:
         print_plan(plan, dry_run=dry_run)
     if dry_run:
         return
-    echo = (lambda line: click.echo(line, err=True)) if as_json else click.echo
-    outcomes = apply(request, plan, echo)
+    with ProgressLine("reset", pace=pace) as meter:
+
+        def echo(line: str) -> None:
+            meter.clear()
+            click.echo(line, err=as_json)
+
+        outcomes = apply(request, plan, echo, meter)
     if as_json:
         click.echo(
             json.dumps(

@@ -45,15 +45,18 @@ def verify(
     read_committed consumer sees it and with the committed watermarks.
     Use the same --ordering and --admit-kinds as the workers. Exits 0 when
     nothing is missing, unexpected, duplicated or out of order, 1 otherwise.
+    A run longer than a few seconds shows its progress on stderr (docs/operations.md).
 
     \b
     Example:
       seqgate verify --bootstrap-servers 127.0.0.1:9092 --application-id seqgate
     """
+    from seqgate.streams.runtime.progress import Pace, ProgressLine
     from seqgate.streams.runtime.topics import changelog_topic
     from seqgate.streams.tools.verify import COUNTS, PartitionReport, VerifyTarget
     from seqgate.streams.tools.verify import verify as run_verify
 
+    pace = Pace.from_environment()  # a bad setting is reported without waiting for Kafka
     ensure_reachable(kafka)
     target = VerifyTarget(
         kafka=kafka,
@@ -66,14 +69,15 @@ def verify(
         framing=framing,
     )
 
-    def progress(total: int, report: PartitionReport) -> None:
-        click.echo(
-            f"verified partition {report.partition + 1}/{total}:"
-            f" {report.inputs} inputs, {report.problems()} problems",
-            err=True,
-        )
+    with ProgressLine("verify", pace=pace) as meter:
 
-    report = run_verify(target, progress=progress)
+        def progress(total: int, report: PartitionReport) -> None:
+            meter.say(
+                f"verified partition {report.partition + 1}/{total}:"
+                f" {report.inputs} inputs, {report.problems()} problems"
+            )
+
+        report = run_verify(target, progress=progress, meter=meter)
     if as_json:
         click.echo(json.dumps(report.as_dict(), indent=2))
     else:

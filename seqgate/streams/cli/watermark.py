@@ -30,19 +30,25 @@ def watermark(
     producers) with read_committed: what the workers have committed, never an open
     transaction. Shows the position, the event id and the input partition and offset
     of the event that set it. Exits 1 when the object has no committed watermark
-    (no event of it accepted yet, or its source is dedupe-only).
+    (no event of it accepted yet, or its source is dedupe-only). A scan longer than
+    a few seconds shows its progress on stderr (docs/operations.md).
 
     \b
     Example:
       seqgate watermark --bootstrap-servers 127.0.0.1:9092 \\
         's3://example-input/incoming/June report+final.csv'
     """
+    from seqgate.streams.runtime.progress import Pace, ProgressLine
     from seqgate.streams.runtime.topics import changelog_topic
     from seqgate.streams.tools.inspect import find_watermark
 
     changelog = changelog_topic(application_id)
+    pace = Pace.from_environment()  # a bad setting is reported without waiting for Kafka
     ensure_reachable(kafka)
-    partition, view = find_watermark(kafka, application_id, input_topic, changelog, identity)
+    with ProgressLine("watermark", pace=pace) as meter:
+        partition, view = find_watermark(
+            kafka, application_id, input_topic, changelog, identity, meter=meter
+        )
     if view is None:
         click.echo(
             f"no committed watermark for {identity} in {changelog} partition {partition}: no"

@@ -14,6 +14,7 @@ from seqgate.streams.runtime.partition_reader import (
     PartitionStalled,
     reader_config,
 )
+from seqgate.streams.runtime.progress import Snapshot
 from seqgate.streams.state.store import PartitionStore
 
 log = logging.getLogger(__name__)
@@ -198,7 +199,7 @@ class _ChangelogApplier:
         self.applied = 0
         self.next_offset = start
         self._pending: dict[bytes, bytes | None] = {}
-        self._logged_at = time.monotonic()
+        self._began = self._logged_at = time.monotonic()
 
     def take(self, records: list[Message], end_offset: int | None) -> None:
         """Add a batch of records; `end_offset`: the changelog's end, once reached."""
@@ -233,6 +234,8 @@ class _ChangelogApplier:
 
     def _log_progress(self) -> None:
         done = self.next_offset - self.start
+        seen = Snapshot("restore", done, self.total, time.monotonic() - self._began)
+        eta = seen.eta_s()
         log.info(
             "restoring partition",
             extra={
@@ -241,5 +244,7 @@ class _ChangelogApplier:
                 "offset": self.next_offset,
                 "end": self.end,
                 "percent": round(100 * done / max(1, self.total), 1),
+                "rate_per_s": round(seen.rate(), 1),
+                "eta_s": None if eta is None else round(eta, 1),
             },
         )

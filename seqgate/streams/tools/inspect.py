@@ -41,6 +41,7 @@ from seqgate.streams.runtime.partition_reader import (
     PartitionStalled,
     reader_config,
 )
+from seqgate.streams.runtime.progress import Meter, NoMeter
 from seqgate.streams.state.keys import watermark_key
 from seqgate.streams.tools.replay import InputRecord
 
@@ -205,6 +206,13 @@ def high_watermarks(admin: AdminClient, topic: str, partitions: Sequence[int]) -
     return {p: o for p, (o, _) in offsets.items()}
 
 
+def span(admin: AdminClient, topic: str, partitions: Sequence[int]) -> int:
+    """How many offsets a full read of `partitions` covers (for a progress total)."""
+    low = earliest_offsets(admin, topic, partitions)
+    high = high_watermarks(admin, topic, partitions)
+    return sum(max(high[p] - low[p], 0) for p in partitions)
+
+
 # ---- reading committed records ------------------------------------------------------------------
 
 
@@ -217,9 +225,11 @@ def read_partition(
     stop: int | None = None,
     group: str = "seqgate-inspect",
     timeout: float = 60.0,
+    meter: Meter | None = None,
 ) -> Iterator[InputRecord]:
     """Committed records of one partition from `start` to its stable end, or to `stop`
-    (exclusive), in offset order. Fails after `timeout` seconds without progress."""
+    (exclusive), in offset order. Fails after `timeout` seconds without progress.
+    `meter` is advanced by the offsets read (its total is the caller's to expect)."""
     consumer = Consumer(reader_config(kafka, group))
     try:
         tp = TopicPartition(topic, partition)
@@ -228,7 +238,9 @@ def read_partition(
         end = high if stop is None else min(stop, high)
         if begin >= end:
             return
-        yield from read_records(consumer, topic, partition, begin, end, timeout, InspectError)
+        yield from read_records(
+            consumer, topic, partition, begin, end, timeout, InspectError, meter
+        )
     finally:
         consumer.close()
 
@@ -241,18 +253,25 @@ def read_records(
     end: int,
     timeout: float,
     fail: Callable[[str], Exception],
+    meter: Meter | None = None,
 ) -> Iterator[InputRecord]:
     """Records of one partition from `begin` to `end` (exclusive) with `consumer`
     (read_committed, partition EOF events on), in offset order; raises `fail(message)`
-    after `timeout` seconds without progress or on a consumer error."""
+    after `timeout` seconds without progress or on a consumer error. `meter` advances
+    by offsets, so the gaps of compaction and transaction markers count as scanned."""
     reader = PartitionReader(consumer, topic, partition, timeout=timeout)
+    scanned = meter if meter is not None else NoMeter()
+    position = begin
     try:
         for records in reader.batches(begin, stop=end):
             for message in records:
                 offset = message.offset()
                 assert offset is not None
+                scanned.advance(offset + 1 - position)
+                position = offset + 1
                 timestamp = message.timestamp()[1]
                 yield InputRecord(partition, offset, message.key(), message.value(), timestamp)
+        scanned.advance(max(end - position, 0))
     except PartitionStalled:
         raise fail(f"reading {topic}[{partition}] made no progress for {timeout:.0f}s") from None
     except PartitionReadFailed as failed:
@@ -260,11 +279,15 @@ def read_records(
 
 
 def changelog_state(
-    kafka: KafkaSettings, changelog_topic: str, partition: int, group: str = "seqgate-inspect"
+    kafka: KafkaSettings,
+    changelog_topic: str,
+    partition: int,
+    group: str = "seqgate-inspect",
+    meter: Meter | None = None,
 ) -> dict[bytes, bytes]:
     """The committed state of one partition: the last value per changelog key."""
     state: dict[bytes, bytes] = {}
-    for record in read_partition(kafka, changelog_topic, partition, group=group):
+    for record in read_partition(kafka, changelog_topic, partition, group=group, meter=meter):
         key = record.key or b""
         if record.value is None:
             state.pop(key, None)
@@ -303,8 +326,10 @@ def find_watermark(
     changelog_topic: str,
     identity: str,
     timeout: float = 30.0,
+    meter: Meter | None = None,
 ) -> tuple[int, WatermarkView | None]:
-    """(changelog partition, the identity's committed watermark or None)."""
+    """(changelog partition, the identity's committed watermark or None); `meter`
+    follows the scan of that changelog partition."""
     admin = admin_client(kafka)
     partitions = topic_partitions(admin, input_topic, "--input-topic", timeout)
     changelog_count = topic_partitions(admin, changelog_topic, "--application-id", timeout)
@@ -317,7 +342,9 @@ def find_watermark(
     key = watermark_key(identity)
     last: InputRecord | None = None
     group = f"{application_id}-inspect"
-    for record in read_partition(kafka, changelog_topic, partition, group=group):
+    if meter is not None:
+        meter.expect(span(admin, changelog_topic, [partition]))
+    for record in read_partition(kafka, changelog_topic, partition, group=group, meter=meter):
         if record.key == key:
             last = record
     if last is None or last.value is None:

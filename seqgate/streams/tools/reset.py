@@ -23,6 +23,7 @@ from confluent_kafka import (
 from confluent_kafka.admin import AdminClient, OffsetSpec  # type: ignore[attr-defined]
 
 from seqgate.streams.runtime.kafka_clients import client_config
+from seqgate.streams.runtime.progress import Meter, NoMeter
 from seqgate.streams.runtime.session import TransactionalSession
 from seqgate.streams.runtime.transaction_failures import SessionRole
 from seqgate.streams.tools.inspect import (
@@ -35,6 +36,7 @@ from seqgate.streams.tools.inspect import (
     high_watermarks,
     list_offsets,
     read_partition,
+    span,
     stable_ends,
     topic_partitions,
 )
@@ -99,7 +101,9 @@ def prepare(request: ResetRequest) -> ResetPlan:
     )
 
 
-def wanted_state(request: ResetRequest, plan: PartitionPlan) -> dict[bytes, bytes]:
+def wanted_state(
+    request: ResetRequest, plan: PartitionPlan, meter: Meter | None = None
+) -> dict[bytes, bytes]:
     """The state partition `plan.partition` must have at its new offset."""
     if request.state is StateMode.EMPTY:
         return {}
@@ -112,6 +116,7 @@ def wanted_state(request: ResetRequest, plan: PartitionPlan) -> dict[bytes, byte
         stop=plan.new_offset,
         group=f"{request.application_id}-reset",
         timeout=request.timeout_s,
+        meter=meter,
     ):
         replay.apply(record)
     return replay.state
@@ -141,14 +146,19 @@ Diff = tuple[PartitionPlan, dict[bytes, bytes | None], int]  # the plan, its dif
 _STABLE_WAIT_S = 10.0
 
 
-def apply(request: ResetRequest, plan: ResetPlan, echo: Echo) -> list[PartitionOutcome]:
-    """Write the state diff and commit the new offsets (see `seqgate.streams.tools.reset_plan`)."""
+def apply(
+    request: ResetRequest, plan: ResetPlan, echo: Echo, meter: Meter | None = None
+) -> list[PartitionOutcome]:
+    """Write the state diff and commit the new offsets (see `seqgate.streams.tools.reset_plan`);
+    `meter` follows the reads of the changelog and, for a rebuild, of the input."""
     admin = admin_client(request.kafka)
     session = _reset_session(request)
+    scanned = meter if meter is not None else NoMeter()
     try:
         session.init()
         _wait_changelog_stable(admin, request, [p.partition for p in plan.partitions])
-        diffs = [_diff(request, partition, echo) for partition in plan.partitions]
+        scanned.expect(_reads(admin, request, plan))
+        diffs = [_diff(request, partition, echo, scanned) for partition in plan.partitions]
         # 1. The diff, into the transaction; nothing changed if it is not acknowledged.
         _write_diffs(session, request, diffs)
         # 2. The new offsets, while the diff is not committed: refused while the group
@@ -204,14 +214,23 @@ def _reset_session(request: ResetRequest) -> TransactionalSession:
     return TransactionalSession(producer, role, timeout_s=request.timeout_s, failed=ResetError)
 
 
-def _diff(request: ResetRequest, partition: PartitionPlan, echo: Echo) -> Diff:
+def _reads(admin: AdminClient, request: ResetRequest, plan: ResetPlan) -> int:
+    """The offsets `apply` reads: the changelog partitions, and the input for a rebuild."""
+    total = span(admin, request.changelog_topic, [p.partition for p in plan.partitions])
+    if request.state is StateMode.REBUILD:
+        total += sum(max(p.new_offset - p.earliest, 0) for p in plan.partitions)
+    return total
+
+
+def _diff(request: ResetRequest, partition: PartitionPlan, echo: Echo, meter: Meter) -> Diff:
     current = changelog_state(
         request.kafka,
         request.changelog_topic,
         partition.partition,
         group=f"{request.application_id}-reset",
+        meter=meter,
     )
-    wanted = wanted_state(request, partition)
+    wanted = wanted_state(request, partition, meter)
     echo(
         f"partition {partition.partition}: committed state {len(current)} keys,"
         f" new state {len(wanted)} keys"

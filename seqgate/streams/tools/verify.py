@@ -28,6 +28,7 @@ from seqgate.streams.runtime.errors import UsageError
 from seqgate.streams.runtime.kafka_clients import client_config
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
 from seqgate.streams.runtime.partition_reader import reader_config
+from seqgate.streams.runtime.progress import Meter, NoMeter
 from seqgate.streams.state.keys import SEEN_PREFIX, STREAM_TIME_KEY, decode_stream_time
 from seqgate.streams.tools.inspect import read_records
 from seqgate.streams.tools.replay import InputRecord, PartitionReplay
@@ -100,12 +101,16 @@ class VerifyTarget:
 Progress = Callable[[int, PartitionReport], None]
 
 
-def verify(target: VerifyTarget, progress: Progress | None = None) -> VerifyReport:
-    reader = _Reader(target)
+def verify(
+    target: VerifyTarget, progress: Progress | None = None, meter: Meter | None = None
+) -> VerifyReport:
+    """`progress` hears of each partition checked; `meter` of every record read."""
+    reader = _Reader(target, meter)
     try:
         committed = reader.committed_offsets()
         outbox_partitions = reader.partitions(target.outbox_topic)
         same_layout = len(outbox_partitions) == len(committed)
+        reader.expect_all(committed, outbox_partitions, same_layout)
         unwritable = _unwritable_offsets(reader, target)
         reports = []
         for partition in sorted(committed):
@@ -275,8 +280,9 @@ class _Reader:
     (input and outbox) at the same time.
     """
 
-    def __init__(self, target: VerifyTarget) -> None:
+    def __init__(self, target: VerifyTarget, meter: Meter | None = None) -> None:
         self.target = target
+        self.meter = meter if meter is not None else NoMeter()
         self._consumer = self._new_consumer()
 
     def _new_consumer(self) -> Consumer:
@@ -318,6 +324,31 @@ class _Reader:
             consumer.close()
         return {tp.partition: max(tp.offset, 0) for tp in offsets}
 
+    def span(self, topic: str, partitions: list[int], stop: int | None = None) -> int:
+        """The offsets `read` covers: what the progress total counts."""
+        total = 0
+        for partition in partitions:
+            tp = TopicPartition(topic, partition)
+            low, high = self._consumer.get_watermark_offsets(tp, timeout=self.target.timeout_s)
+            total += max((high if stop is None else min(stop, high)) - low, 0)
+        return total
+
+    def expect_all(
+        self, committed: dict[int, int], outbox_partitions: list[int], same_layout: bool
+    ) -> None:
+        """Tell the meter everything verify will read: each input partition to its
+        committed offset, the outbox (once per input partition unless co-partitioned),
+        the changelog and the dead letters."""
+        target = self.target
+        total = sum(self.span(target.input_topic, [p], committed[p]) for p in committed)
+        outbox = self.span(target.outbox_topic, outbox_partitions)
+        total += outbox if same_layout else outbox * len(committed)
+        total += self.span(target.changelog_topic, sorted(committed))
+        rejected = target.rejected_topic
+        if rejected is not None and self.exists(rejected):
+            total += self.span(rejected, self.partitions(rejected))
+        self.meter.expect(total)
+
     def read(
         self, topic: str, partitions: list[int], stop: int | None = None
     ) -> Iterator[InputRecord]:
@@ -335,7 +366,7 @@ class _Reader:
         consumer = self._new_consumer()
         try:
             yield from read_records(
-                consumer, topic, partition, low, end, self.target.timeout_s, VerifyError
+                consumer, topic, partition, low, end, self.target.timeout_s, VerifyError, self.meter
             )
         finally:
             consumer.close()

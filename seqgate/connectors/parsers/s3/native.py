@@ -34,7 +34,9 @@ record                     a JSON object (``not_a_notification``)
 ``eventSource``            ``aws:s3`` or ``minio:s3`` (``wrong_event_source``)
 ``eventVersion``           S3: a string ``2.<minor>``, minor >= 1 (a
                            compatibility floor: later 2.x minors are
-                           accepted); MinIO: ``2.<minor>``, any minor
+                           accepted; ``2.0`` too with
+                           :attr:`S3ParseOptions.schema_floor` ``"2.0"``);
+                           MinIO: ``2.<minor>``, any minor
                            (``unsupported_schema_version``)
 ``eventName``              a name of the source's table, exact spelling
                            (``unsupported_event_type``), see below
@@ -135,6 +137,7 @@ __all__ = [
     "DEFAULT_S3_PARSE_OPTIONS",
     "S3_EVENT_SOURCE",
     "S3_TEST_EVENT",
+    "SCHEMA_FLOORS",
     "ParseResult",
     "S3ParseOptions",
     "parse_s3_records",
@@ -149,6 +152,14 @@ S3_TEST_EVENT: Final = "s3:TestEvent"
 
 _SCHEMA_VERSION: Final = re.compile(r"2\.([0-9]+)")
 _SCHEMA_EXPECTATION: Final = "seqgate accepts S3 event schema 2.x with x >= 1"
+_BELOW_FLOOR_HINT: Final = (
+    " (the guide's floor); the sample events of the AWS SDKs, SAM and Lambda test tools"
+    " carry 2.0: to accept them, run with --s3-schema-floor 2.0"
+)
+_LOWERED_EXPECTATION: Final = "seqgate accepts S3 event schema 2.x (--s3-schema-floor 2.0)"
+
+SCHEMA_FLOORS: Final = ("2.1", "2.0")
+"""The values of :attr:`S3ParseOptions.schema_floor`; the first is the default."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,9 +170,19 @@ class S3ParseOptions:
     a name that changes content; its event has position None (dedupe-only
     downstream) and a fallback id. For S3-compatible producers that never send
     one; Amazon S3 always does, so the default refuses such records.
+
+    ``schema_floor``: the lowest Amazon S3 ``eventVersion`` accepted. ``"2.1"`` is the
+    guide's rule (its compatibility floor); ``"2.0"`` is the operator's choice, for the sample events the AWS SDKs, SAM
+    (``sam local generate-event s3 put``) and Lambda test tools generate. It does not
+    change MinIO's rule (every 2.x).
     """
 
     allow_missing_sequencer: bool = False
+    schema_floor: str = SCHEMA_FLOORS[0]
+
+    def __post_init__(self) -> None:
+        if self.schema_floor not in SCHEMA_FLOORS:
+            raise ValueError(f"schema_floor {self.schema_floor!r}: expected one of {SCHEMA_FLOORS}")
 
 
 DEFAULT_S3_PARSE_OPTIONS: Final = S3ParseOptions()
@@ -260,11 +281,22 @@ def _rules_for(record: dict[object, object], path: str) -> _Rules:
     )
 
 
-def _check_version(record: dict[object, object], path: str, rules: _Rules) -> None:
+def _check_version(
+    record: dict[object, object], path: str, rules: _Rules, options: S3ParseOptions
+) -> None:
     version = record.get("eventVersion")
+    expectation = rules.version_expectation
+    lowered = rules is _S3_RULES and options.schema_floor == "2.0"
+    if lowered:
+        expectation = _LOWERED_EXPECTATION
     if isinstance(version, str):
         if rules.accepts_version(version):
             return
+        two = _SCHEMA_VERSION.fullmatch(version) is not None
+        if lowered and two:
+            return
+        if two and rules is _S3_RULES:
+            expectation += _BELOW_FLOOR_HINT
         detail = f"{show(version)} is not supported"
     elif version is None:
         detail = "is missing"
@@ -272,7 +304,7 @@ def _check_version(record: dict[object, object], path: str, rules: _Rules) -> No
         detail = f'must be a string such as "2.1", got {show(version)}'
     raise RecordRejected(
         RejectReason.UNSUPPORTED_SCHEMA_VERSION,
-        f"{path}.eventVersion {detail}: {rules.version_expectation}",
+        f"{path}.eventVersion {detail}: {expectation}",
     )
 
 
@@ -333,7 +365,7 @@ def _parse_record(
     path = f"Records[{index}]"
     record = notification_object(record, path, "one S3 event record")
     rules = _rules_for(record, path)
-    _check_version(record, path, rules)
+    _check_version(record, path, rules, options)
     info = _event_name(record, path, rules)
     s3_path = f"{path}.s3"
     s3 = object_member(record, "s3", path)
