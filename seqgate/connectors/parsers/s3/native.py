@@ -172,9 +172,9 @@ class S3ParseOptions:
     one; Amazon S3 always does, so the default refuses such records.
 
     ``schema_floor``: the lowest Amazon S3 ``eventVersion`` accepted. ``"2.1"`` is the
-    guide's rule (its compatibility floor); ``"2.0"`` is the operator's choice, for the sample events the AWS SDKs, SAM
-    (``sam local generate-event s3 put``) and Lambda test tools generate. It does not
-    change MinIO's rule (every 2.x).
+    guide's rule (its compatibility floor); ``"2.0"`` is the operator's choice, for the
+    sample events the AWS SDKs, SAM (``sam local generate-event s3 put``) and Lambda test
+    tools generate. It does not change MinIO's rule (every 2.x).
     """
 
     allow_missing_sequencer: bool = False
