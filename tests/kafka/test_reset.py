@@ -63,12 +63,14 @@ SESSION_TIMEOUT_MS = 6000  # the broker's minimum: a stopped worker leaves the g
 # ---- against the broker ------------------------------------------------------------------------
 
 
-def seqgate(*args: str) -> subprocess.CompletedProcess[str]:
+def seqgate(*args: str, progress_now: bool = False) -> subprocess.CompletedProcess[str]:
     environment = {
         name: value
         for name, value in os.environ.items()
         if not (name.startswith("SEQGATE_") or name == "KAFKA_BOOTSTRAP_SERVERS")
     }
+    if progress_now:  # progress from the first record on, a JSON line each time
+        environment.update(SEQGATE_PROGRESS_AFTER_S="0", SEQGATE_PROGRESS_EVERY_S="0")
     return subprocess.run(
         [sys.executable, "-m", "seqgate.streams.cli", *args],
         capture_output=True,
@@ -80,7 +82,9 @@ def seqgate(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def reset_command(config: WorkerConfig, *args: str) -> subprocess.CompletedProcess[str]:
+def reset_command(
+    config: WorkerConfig, *args: str, progress_now: bool = False
+) -> subprocess.CompletedProcess[str]:
     return seqgate(
         "reset",
         "--bootstrap-servers",
@@ -92,6 +96,7 @@ def reset_command(config: WorkerConfig, *args: str) -> subprocess.CompletedProce
         "--ordering",
         config.policy.order.name,
         *args,
+        progress_now=progress_now,
     )
 
 
@@ -351,8 +356,16 @@ def test_rebuild_to_explicit_offsets_resumes_as_if_processed_up_to_there(
     offsets = {p: end // 2 for p, end in ends.items()}
 
     spec = ",".join(f"{p}:{o}" for p, o in offsets.items())
-    done = reset_command(config, "--to-offsets", spec, "--state", "rebuild")
+    done = reset_command(config, "--to-offsets", spec, "--state", "rebuild", progress_now=True)
     assert done.returncode == 0, done.stderr
+    # Off a terminal, its progress is JSON lines on stderr: the changelog and the input up to
+    # the new offsets, every offset announced read by the end.
+    progress = [json.loads(line) for line in done.stderr.splitlines() if line.startswith("{")]
+    assert progress and {line["progress"] for line in progress} == {"reset"}, done.stderr
+    scanned = [line["records"] for line in progress]
+    assert scanned == sorted(scanned), scanned
+    assert progress[-1]["finished"] is True and progress[-1]["records"] == progress[-1]["total"]
+    assert progress[-1]["total"] >= sum(offsets.values()), progress[-1]
     for partition, offset in offsets.items():  # the changelog holds the replay's state there
         replay = PartitionReplay(config.policy)
         for record in inputs:
