@@ -4,7 +4,6 @@ real worker or a real HTTP bridge, so the dashboard cannot drift from the code."
 from __future__ import annotations
 
 import contextlib
-import threading
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ from seqgate.connectors.sources.http_settings import HttpSettings
 from seqgate.streams.worker.processor import Worker
 from tests.support import dashboard
 from tests.support.http_bridge import MINIO_TOKEN, Topicset, http_bridge, put, scenario
-from tests.support.kafka_helpers import caught_up, make_config, wait_for
+from tests.support.kafka_helpers import caught_up, make_config, running, wait_for
 from tests.support.metrics_scrape import get, samples
 
 
@@ -41,18 +40,7 @@ def test_every_metric_of_the_dashboard_is_exported(
     server = worker.metrics.server
     assert server is not None
     metrics_url = f"http://127.0.0.1:{server.port}/metrics"
-    stop = threading.Event()
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            worker.run(stop)
-        except BaseException as error:
-            errors.append(error)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    try:
+    with running(worker) as run:
         # The bridge publishes into the worker's input: one accepted event, one dead letter
         # and one failed authentication; an undecodable record gives the worker a rejection
         # of its own: every labelled series the dashboard reads then exists.
@@ -70,10 +58,7 @@ def test_every_metric_of_the_dashboard_is_exported(
         with contextlib.suppress(AssertionError):
             wait_for(lambda: not missing(), 30, "the worker's series")
         assert not missing(), f"the dashboard queries metrics nothing exports: {missing()}"
-    finally:
-        stop.set()
-        thread.join(60)
-    assert not errors, errors
+    assert not run.errors, run.errors
     assert used >= {"seqgate_worker_decisions_total", "seqgate_bridge_records_total"}
 
 

@@ -21,9 +21,9 @@ import pytest
 
 from seqgate.schemas.identity import identity_partition
 from seqgate.schemas.records import ObjectEvent
-from seqgate.streams.worker.processor import WorkerConfig
 from tests.support.kafka_helpers import (
     caught_up,
+    group_args,
     make_config,
     produce_events,
     read_all,
@@ -50,17 +50,6 @@ def seqgate(*args: str) -> subprocess.CompletedProcess[str]:
         timeout=120,
         check=False,
     )
-
-
-def group_args(config: WorkerConfig) -> list[str]:
-    return [
-        "--bootstrap-servers",
-        config.kafka.bootstrap_servers,
-        "--application-id",
-        config.application_id,
-        "--input-topic",
-        config.input_topic,
-    ]
 
 
 def event(key: str, position: str, number: int) -> ObjectEvent:

@@ -18,7 +18,7 @@ from seqgate.streams.worker.processor import Worker
 from tests.support.events import s3_event
 from tests.support.http_bridge import MINIO_AUTH, MINIO_TOKEN, Topicset, http_bridge, scenario
 from tests.support.http_bridge import topics as topics  # the fixture
-from tests.support.kafka_helpers import caught_up, make_config, produce_events, wait_for
+from tests.support.kafka_helpers import caught_up, make_config, produce_events, running, wait_for
 from tests.support.metrics_scrape import Samples, get, samples
 
 
@@ -50,18 +50,7 @@ def test_worker_metrics_match_its_counters(
     assert get(f"{base}/healthz")[0] == 200
     assert get(f"{base}/readyz")[0] == 503
 
-    stop = threading.Event()
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            worker.run(stop)
-        except BaseException as error:
-            errors.append(error)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    try:
+    with running(worker) as run:
         wait_for(lambda: get(f"{base}/readyz")[0] == 200, 60, "the worker to be ready")
         # accepted, duplicate, stale, filtered (removed is not admitted), and one
         # undecodable record (rejected).
@@ -121,11 +110,7 @@ def test_worker_metrics_match_its_counters(
 
         wait_for(lag_is_zero, 30, "the lag of every partition to be 0")
         assert get(f"{base}/healthz")[0] == 200
-    finally:
-        stop.set()
-        thread.join(60)
-    assert not thread.is_alive()
-    assert not errors, errors
+    assert not run.errors, run.errors
     # Stopped: the endpoint is gone with the worker.
     with pytest.raises(urllib.error.URLError):
         urllib.request.urlopen(f"{base}/healthz", timeout=5)

@@ -22,7 +22,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
-import os
 import subprocess
 import sys
 import time
@@ -43,8 +42,10 @@ from seqgate.streams.tools.replay import InputRecord, PartitionReplay
 from seqgate.streams.tools.reset_plan import parse_datetime
 from seqgate.streams.tools.verify import verify
 from seqgate.streams.worker.processor import WorkerConfig
-from tests.support.kafka_helpers import make_config, read_all, wait_for
+from tests.support.environment import clean_env
+from tests.support.kafka_helpers import group_args, make_config, read_all, wait_for
 from tests.support.paths import REPO
+from tests.support.progress_lines import AT_ONCE, progress_lines
 from tests.support.torture_helpers import (
     GroupProbe,
     WorkerLauncher,
@@ -64,18 +65,11 @@ SESSION_TIMEOUT_MS = 6000  # the broker's minimum: a stopped worker leaves the g
 
 
 def seqgate(*args: str, progress_now: bool = False) -> subprocess.CompletedProcess[str]:
-    environment = {
-        name: value
-        for name, value in os.environ.items()
-        if not (name.startswith("SEQGATE_") or name == "KAFKA_BOOTSTRAP_SERVERS")
-    }
-    if progress_now:  # progress from the first record on, a JSON line each time
-        environment.update(SEQGATE_PROGRESS_AFTER_S="0", SEQGATE_PROGRESS_EVERY_S="0")
     return subprocess.run(
         [sys.executable, "-m", "seqgate.streams.cli", *args],
         capture_output=True,
         text=True,
-        env=environment,
+        env=clean_env(AT_ONCE if progress_now else None),
         cwd=REPO,
         timeout=300,
         check=False,
@@ -87,12 +81,7 @@ def reset_command(
 ) -> subprocess.CompletedProcess[str]:
     return seqgate(
         "reset",
-        "--bootstrap-servers",
-        config.kafka.bootstrap_servers,
-        "--application-id",
-        config.application_id,
-        "--input-topic",
-        config.input_topic,
+        *group_args(config),
         "--ordering",
         config.policy.order.name,
         *args,
@@ -360,11 +349,8 @@ def test_rebuild_to_explicit_offsets_resumes_as_if_processed_up_to_there(
     assert done.returncode == 0, done.stderr
     # Off a terminal, its progress is JSON lines on stderr: the changelog and the input up to
     # the new offsets, every offset announced read by the end.
-    progress = [json.loads(line) for line in done.stderr.splitlines() if line.startswith("{")]
-    assert progress and {line["progress"] for line in progress} == {"reset"}, done.stderr
-    scanned = [line["records"] for line in progress]
-    assert scanned == sorted(scanned), scanned
-    assert progress[-1]["finished"] is True and progress[-1]["records"] == progress[-1]["total"]
+    progress = progress_lines(done.stderr, "reset")
+    assert progress[-1]["records"] == progress[-1]["total"]
     assert progress[-1]["total"] >= sum(offsets.values()), progress[-1]
     for partition, offset in offsets.items():  # the changelog holds the replay's state there
         replay = PartitionReplay(config.policy)

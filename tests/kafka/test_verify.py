@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 from confluent_kafka import Producer, TopicPartition
@@ -21,14 +19,17 @@ from seqgate.streams.devtools.samples import s3_notification, s3_record, to_byte
 from seqgate.streams.rules.policy import Policy
 from seqgate.streams.tools.verify import VerifyError, VerifyTarget, verify
 from seqgate.streams.worker.processor import WorkerConfig
+from tests.support.environment import clean_env
 from tests.support.kafka_helpers import (
     caught_up,
+    group_args,
     make_config,
     produce_events,
     read_all,
     wait_for,
     worker_thread,
 )
+from tests.support.progress_lines import AT_ONCE, progress_lines
 
 pytestmark = pytest.mark.kafka
 
@@ -133,12 +134,7 @@ def test_verify_cli_prints_a_table_and_exits_0(processed: WorkerConfig) -> None:
             "-m",
             "seqgate.streams.cli",
             "verify",
-            "--bootstrap-servers",
-            config.kafka.bootstrap_servers,
-            "--application-id",
-            config.application_id,
-            "--input-topic",
-            config.input_topic,
+            *group_args(config),
             "--outbox-topic",
             config.outbox_topic,
             "--json",
@@ -156,40 +152,21 @@ def test_verify_cli_prints_a_table_and_exits_0(processed: WorkerConfig) -> None:
 
 def seqgate_quickly_reporting(*args: str) -> subprocess.CompletedProcess[str]:
     """`seqgate ARGS` with progress from the first record on, a JSON line each time."""
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("SEQGATE_")}
-    environment.update(SEQGATE_PROGRESS_AFTER_S="0", SEQGATE_PROGRESS_EVERY_S="0")
     return subprocess.run(
         [sys.executable, "-m", "seqgate.streams.cli", *args],
         capture_output=True,
         text=True,
-        env=environment,
+        env=clean_env(AT_ONCE),
         timeout=120,
         check=False,
     )
-
-
-def progress_lines(stderr: str, operation: str) -> list[dict[str, Any]]:
-    lines = [json.loads(line) for line in stderr.splitlines() if line.startswith("{")]
-    assert lines, stderr
-    assert {line["progress"] for line in lines} == {operation}
-    done = [line["records"] for line in lines]
-    assert done == sorted(done) and done[-1] > 0
-    assert [line["finished"] for line in lines][-2:] == [False, True]
-    return lines
 
 
 def test_verify_and_watermark_print_json_progress_off_a_terminal(
     processed: WorkerConfig,
 ) -> None:
     config = processed
-    group = [
-        "--bootstrap-servers",
-        config.kafka.bootstrap_servers,
-        "--application-id",
-        config.application_id,
-        "--input-topic",
-        config.input_topic,
-    ]
+    group = group_args(config)
     done = seqgate_quickly_reporting("verify", *group, "--outbox-topic", config.outbox_topic)
     assert done.returncode == 0, done.stderr
     lines = progress_lines(done.stderr, "verify")

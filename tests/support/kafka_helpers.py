@@ -94,6 +94,19 @@ class RunningWorker:
     errors: list[BaseException] = field(default_factory=list)
 
 
+def group_args(config: WorkerConfig) -> list[str]:
+    """The options naming a worker group's broker, application and input, as the operator
+    commands (`status`, `watermark`, `verify`, `reset`) take them."""
+    return [
+        "--bootstrap-servers",
+        config.kafka.bootstrap_servers,
+        "--application-id",
+        config.application_id,
+        "--input-topic",
+        config.input_topic,
+    ]
+
+
 @contextlib.contextmanager
 def worker_thread(
     config: WorkerConfig, faults: FaultInjector | None = None

@@ -29,6 +29,7 @@ from click.testing import CliRunner, Result
 
 from seqgate.streams.cli import cli
 from seqgate.streams.devtools.samples import s3_notification, s3_record, s3_test_event, to_bytes
+from tests.support.environment import clean_env
 from tests.support.paths import FIXTURES, REPO
 
 VALID_KINDS = ("created", "removed", "version_removed")
@@ -83,18 +84,12 @@ def run_cli(
     *args: str, env: Mapping[str, str] | None = None, stdin: bytes | None = None
 ) -> subprocess.CompletedProcess[str]:
     """`python -m seqgate.streams.cli ARGS` in a clean environment (plus `env`)."""
-    environment = {
-        name: value
-        for name, value in os.environ.items()
-        if not (name.startswith("SEQGATE_") or name == "KAFKA_BOOTSTRAP_SERVERS")
-    }
-    environment.update(env or {})
     return subprocess.run(
         [sys.executable, "-m", "seqgate.streams.cli", *args],
         input=stdin.decode("utf-8") if stdin is not None else None,
         capture_output=True,
         text=True,
-        env=environment,
+        env=clean_env(env),
         cwd=REPO,
         timeout=60,
         check=False,

@@ -9,7 +9,6 @@ The S3 schema floor: 2.1 by default (the guide's rule), 2.0 with `--s3-schema-fl
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from typing import Any
@@ -21,6 +20,7 @@ from seqgate.connectors.sources.files import split_messages
 from seqgate.schemas.reasons import RejectReason
 from seqgate.streams.devtools.samples import s3_notification, s3_record
 from tests.support.builders import only_event, only_rejection
+from tests.support.environment import clean_env
 from tests.support.paths import FIXTURES, REPO
 
 SAMPLES = FIXTURES / "samples"
@@ -112,12 +112,11 @@ def test_a_cut_pretty_printed_document_is_one_message() -> None:
 
 
 def seqgate_parse(*args: str) -> list[dict[str, Any]]:
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("SEQGATE_")}
     done = subprocess.run(
         [sys.executable, "-m", "seqgate.streams.cli", "parse", *args],
         capture_output=True,
         text=True,
-        env=environment,
+        env=clean_env(),
         cwd=REPO,
         timeout=60,
         check=False,

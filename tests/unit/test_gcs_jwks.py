@@ -25,20 +25,11 @@ from seqgate.connectors.auth.gcs_jwks import (
 )
 from seqgate.connectors.auth.gcs_oidc import GcsPushVerifier
 from seqgate.connectors.auth.shared import WebhookAuthError
+from tests.support.clock import ManualClock
 from tests.support.environment import clean_env
 from tests.support.gcs_tokens import ACCOUNT, AUDIENCE, NOW, claims, jwk, sign
 from tests.support.jwks_server import JwksEndpoint, jwks_endpoint
 from tests.support.paths import REPO
-
-
-class Clock:
-    """Monotonic seconds that a test moves on."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture(scope="module")
@@ -58,11 +49,11 @@ def endpoint(old_key: rsa.RSAPrivateKey) -> Iterator[JwksEndpoint]:
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
+def clock() -> ManualClock:
+    return ManualClock(1000.0)
 
 
-def loaded(endpoint: JwksEndpoint, clock: Clock, interval: float = 30) -> GcsPushVerifier:
+def loaded(endpoint: JwksEndpoint, clock: ManualClock, interval: float = 30) -> GcsPushVerifier:
     cache = JwksCache(endpoint.url, timeout_s=5, refetch_interval_s=interval, clock=clock)
     cache.load()
     return GcsPushVerifier(cache, AUDIENCE, ACCOUNT, clock=lambda: NOW)
@@ -104,7 +95,10 @@ def test_the_cache_lifetime_is_the_bounded_max_age(header: str | None, seconds: 
 
 
 def test_a_rotated_key_is_fetched_when_a_token_names_it(
-    endpoint: JwksEndpoint, clock: Clock, old_key: rsa.RSAPrivateKey, new_key: rsa.RSAPrivateKey
+    endpoint: JwksEndpoint,
+    clock: ManualClock,
+    old_key: rsa.RSAPrivateKey,
+    new_key: rsa.RSAPrivateKey,
 ) -> None:
     verifier = loaded(endpoint, clock)
     assert asyncio.run(check(verifier, bearer(old_key, "old")))["email"] == ACCOUNT  # type: ignore[index]
@@ -118,7 +112,7 @@ def test_a_rotated_key_is_fetched_when_a_token_names_it(
 
 
 def test_unknown_kids_fetch_at_most_once_per_interval(
-    endpoint: JwksEndpoint, clock: Clock, new_key: rsa.RSAPrivateKey
+    endpoint: JwksEndpoint, clock: ManualClock, new_key: rsa.RSAPrivateKey
 ) -> None:
     verifier = loaded(endpoint, clock, interval=30)
 
@@ -136,7 +130,10 @@ def test_unknown_kids_fetch_at_most_once_per_interval(
 
 
 def test_stale_keys_are_refreshed_in_the_background(
-    endpoint: JwksEndpoint, clock: Clock, old_key: rsa.RSAPrivateKey, new_key: rsa.RSAPrivateKey
+    endpoint: JwksEndpoint,
+    clock: ManualClock,
+    old_key: rsa.RSAPrivateKey,
+    new_key: rsa.RSAPrivateKey,
 ) -> None:
     endpoint.cache_control = "max-age=120"
     verifier = loaded(endpoint, clock)
@@ -166,7 +163,7 @@ def test_stale_keys_are_refreshed_in_the_background(
 )
 def test_a_failing_refresh_keeps_the_cached_keys(
     endpoint: JwksEndpoint,
-    clock: Clock,
+    clock: ManualClock,
     old_key: rsa.RSAPrivateKey,
     caplog: pytest.LogCaptureFixture,
     status: int,
@@ -196,7 +193,7 @@ def test_a_failing_refresh_keeps_the_cached_keys(
 
 
 def test_a_fetch_never_holds_the_event_loop(
-    endpoint: JwksEndpoint, clock: Clock, new_key: rsa.RSAPrivateKey
+    endpoint: JwksEndpoint, clock: ManualClock, new_key: rsa.RSAPrivateKey
 ) -> None:
     verifier = loaded(endpoint, clock)
     endpoint.rotate(jwk(new_key, kid="new"))

@@ -1,6 +1,6 @@
 """Progress lines of long operator commands (seqgate/streams/runtime/progress.py).
 
-The clock is a list of instants the test moves by hand: no sleeps.
+The clock is one the test moves by hand: no sleeps.
 """
 
 from __future__ import annotations
@@ -22,21 +22,13 @@ from seqgate.streams.runtime.progress import (
     format_duration,
     terminal_line,
 )
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
-
+from tests.support.clock import ManualClock
 
 DEFAULT_PACE = Pace(after_s=3, every_s=10)
 
 
-def line_for(tty: bool, pace: Pace = DEFAULT_PACE) -> tuple[ProgressLine, io.StringIO, Clock]:
-    stream, clock = io.StringIO(), Clock()
+def line_for(tty: bool, pace: Pace = DEFAULT_PACE) -> tuple[ProgressLine, io.StringIO, ManualClock]:
+    stream, clock = io.StringIO(), ManualClock(100.0)
     meter = ProgressLine("verify", stream=stream, tty=tty, pace=pace, clock=clock)
     return meter, stream, clock
 
