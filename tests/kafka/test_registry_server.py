@@ -44,7 +44,7 @@ from seqgate.streams.runtime.schema_registry import RegistrySettings, connect
 from seqgate.streams.worker.processor import WorkerConfig
 from tests.support.apicurio import Registry, RegistryUnavailable, running_apicurio
 from tests.support.environment import clean_env
-from tests.support.kafka_helpers import closed_port, make_config, read_all, wait_for
+from tests.support.kafka_helpers import closed_port, group_args, make_config, read_all, wait_for
 from tests.support.paths import REPO
 from tests.support.torture_helpers import GroupProbe, launched
 
@@ -272,12 +272,7 @@ def test_verify_passes_through_the_registry(run: Run) -> None:
     assert len(values(config, config.outbox_topic)) == len(KEYS)
     command = [
         "verify",
-        "--bootstrap-servers",
-        config.kafka.bootstrap_servers,
-        "--application-id",
-        config.application_id,
-        "--input-topic",
-        config.input_topic,
+        *group_args(config),
         "--outbox-topic",
         config.outbox_topic,
         "--rejected-topic",
