@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -104,6 +105,11 @@ def _keys_of(param: click.Parameter) -> list[str]:
     return [param.name or "", *(flag for flag in flags if flag != param.name)]
 
 
+def _takes_several(param: click.Parameter) -> bool:
+    """Whether the file may give `param` a list (a repeatable option, or one of several values)."""
+    return param.multiple or param.nargs != 1
+
+
 def _file_options(command: click.Command) -> list[click.Parameter]:
     """The options of `command` a file may set (not --config itself, --help, --version)."""
     return [
@@ -133,10 +139,9 @@ def _check_keys(root: click.Command, config: ConfigFile) -> None:
             near = difflib.get_close_matches(key, sorted(known), n=1)
             hint = f"did you mean {near[0]}?" if near else "see `seqgate COMMAND --help`"
             raise UsageError(f"{config.where(key)}: unknown option {key!r}; {hint}")
-        several = any(param.multiple or param.nargs != 1 for param in params)
         if isinstance(value, dict):
             raise UsageError(f"{config.where(key)}: {key} takes a value, not a mapping")
-        if isinstance(value, list) and not several:
+        if isinstance(value, list) and not any(_takes_several(param) for param in params):
             raise UsageError(f"{config.where(key)}: {key} takes one value, not a list")
 
 
@@ -153,10 +158,8 @@ def _defaults_for(command: click.Command, config: ConfigFile) -> dict[str, Any]:
             )
         if given:
             value = config.values[given[0]]
-            several = param.multiple or param.nargs != 1
-            defaults[param.name or ""] = (
-                [value] if several and not isinstance(value, list) else value
-            )
+            one_of_several = _takes_several(param) and not isinstance(value, list)
+            defaults[param.name or ""] = [value] if one_of_several else value
     if isinstance(command, click.Group):
         for name, child in command.commands.items():
             defaults[name] = _defaults_for(child, config)
@@ -175,6 +178,17 @@ def _load_config(ctx: click.Context, param: click.Parameter, path: str | None) -
             raise _ErrorLine(error) from error
         ctx.meta[CONFIG_KEY] = config
     return path
+
+
+@contextlib.contextmanager
+def _naming_the_file() -> Iterator[None]:
+    """A refused value the --config file gave becomes one line naming the file and line."""
+    try:
+        yield
+    except click.BadParameter as error:
+        if (line := _from_file(error)) is None:
+            raise
+        raise line from error
 
 
 def _from_file(error: click.BadParameter) -> _ErrorLine | None:
@@ -228,20 +242,13 @@ class SeqgateGroup(click.Group):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         # `bridge http --processes N` runs its workers with the very same arguments.
         ctx.meta.setdefault(ARGV_KEY, list(args))
-        try:
+        with _naming_the_file():
             return super().parse_args(ctx, args)
-        except click.BadParameter as error:
-            if (line := _from_file(error)) is None:
-                raise
-            raise line from error
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
-        except click.BadParameter as error:
-            if (line := _from_file(error)) is None:
-                raise
-            raise line from error
+            with _naming_the_file():
+                return super().invoke(ctx)
         except KafkaException as exception:
             raise _ErrorLine(_kafka_failure(exception)) from exception
         except SeqgateError as error:
