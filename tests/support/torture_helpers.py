@@ -265,8 +265,25 @@ class WorkerProcess:
     def signal(self, signum: int) -> None:
         self.process.send_signal(signum)
 
+    def catches_sigterm(self) -> bool:
+        """Whether the process has installed its SIGTERM handler (Linux: SigCgt in
+        /proc/PID/status); before that, SIGTERM kills it instead of stopping it."""
+        try:
+            status = Path(f"/proc/{self.pid}/status").read_text()
+        except OSError:
+            return False
+        caught = next(
+            (line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), "0"
+        )
+        return bool(int(caught, 16) >> (signal.SIGTERM - 1) & 1)
+
     def stop(self, timeout: float = 60) -> int:
-        """SIGTERM (graceful: commit the open transaction) and wait for the exit code."""
+        """SIGTERM (graceful: commit the open transaction) and wait for the exit code.
+        A worker still starting is given until it handles SIGTERM (a race seen in CI:
+        the group was already caught up, and the signal came during the imports)."""
+        deadline = time.monotonic() + timeout
+        while self.alive() and not self.catches_sigterm() and time.monotonic() < deadline:
+            time.sleep(0.05)  # polling interval: /proc has no notification
         if self.alive():
             self.process.send_signal(signal.SIGTERM)
         try:
