@@ -11,11 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from seqgate.schemas.codec import SEEN_EVENT, encode_watermark, watermark_position
+from seqgate.schemas.codec import SEEN_EVENT, WATERMARK, encode_watermark, watermark_position
 from seqgate.schemas.identity import event_identity
 from seqgate.schemas.limits import FieldLimitError, check_event
 from seqgate.schemas.outcomes import Outcome
 from seqgate.schemas.reasons import RejectReason
+from seqgate.schemas.reconciled import is_reconciled
 from seqgate.schemas.records import ObjectEvent, OutboxRecord, SeenEvent
 from seqgate.schemas.sources import KNOWN_SOURCES
 from seqgate.streams.rules.policy import (
@@ -24,6 +25,7 @@ from seqgate.streams.rules.policy import (
     UndecidableEvent,
     decide_dedupe,
     decide_position,
+    decide_reconciled,
     expired,
 )
 from seqgate.streams.state.keys import (
@@ -103,9 +105,12 @@ def decide_record(
     """Decide one event; raises UndecidableEvent (to be dead-lettered).
 
     An event of an ordered source without a position (S3 sends no sequencer
-    for tagging, ACL, restore, ... events) can only be deduplicated by id.
+    for tagging, ACL, restore, ... events) can only be deduplicated by id. A reconciled
+    event is always a compare-and-set on the watermark (docs/reconcile.md).
     """
-    if policy.trust_for(event.source) is Trust.ORDERED and event.position is not None:
+    if is_reconciled(event) or (
+        policy.trust_for(event.source) is Trust.ORDERED and event.position is not None
+    ):
         return _ordered(state, event, identity, at, policy)
     return _dedupe(state, event, identity, at, policy)
 
@@ -115,8 +120,13 @@ def _ordered(
 ) -> Verdict:
     key = watermark_key(identity)
     raw = state.get(key)
-    previous = None if raw is None else watermark_position(raw)
-    outcome = decide_position(event, previous, policy)
+    if is_reconciled(event):
+        current = None if raw is None else WATERMARK.decode(raw)
+        previous = None if current is None else current.position
+        outcome = decide_reconciled(event, current, policy)
+    else:
+        previous = None if raw is None else watermark_position(raw)
+        outcome = decide_position(event, previous, policy)
     if outcome is not Outcome.ACCEPTED:
         return Verdict(outcome)
     assert event.position is not None
