@@ -1,14 +1,14 @@
 """Events that `seqgate reconcile` publishes to repair what notifications never delivered.
 
 A listing has no ordering marker (S3 gives the sequencer to notifications only), so a
-reconciled event cannot be ordered against a provider's positions. It carries instead,
-in ``position``, the watermark it was computed against, and the worker accepts it only
-while that watermark is still the object's (docs/reconcile.md): a compare-and-set that
-never moves a watermark, neither backwards nor forwards.
+reconciled event cannot be ordered against a provider's positions. It names instead the
+object's latest accepted event it was computed against, and the worker accepts it only
+while that is still the object's latest accepted event (docs/reconcile.md): a
+compare-and-set that never touches a watermark.
 
 * its ``origin`` is ``reconcile:<bucket>``: no bridge writes that prefix;
-* its ``position`` is the object's watermark position when the listing was compared,
-  or :data:`NO_WATERMARK` (``"0"``, below every position of both orders) when it had none;
+* its ``position`` is :func:`expectation` of that event's id (a fixed-length digest, as
+  ids may be longer than a position may be), or None when nothing was accepted yet;
 * its ``id`` is derived from the listed state alone (identity, version id, ETag,
   last-modified), never from a clock, so publishing the same drift twice gives the same
   id, and the id says which state it stands for (:func:`reconciled_state`).
@@ -29,11 +29,11 @@ from seqgate.schemas.records import ObjectEvent
 
 __all__ = [
     "ABSENT_EVENT_NAME",
-    "NO_WATERMARK",
     "PRESENT_EVENT_NAME",
     "RECONCILE_ORIGIN_PREFIX",
     "absent_event",
     "absent_id",
+    "expectation",
     "is_reconciled",
     "present_event",
     "present_id",
@@ -41,7 +41,6 @@ __all__ = [
 ]
 
 RECONCILE_ORIGIN_PREFIX: Final = "reconcile:"
-NO_WATERMARK: Final = "0"
 PRESENT_EVENT_NAME: Final = "seqgate:Reconcile:ObjectPresent"
 ABSENT_EVENT_NAME: Final = "seqgate:Reconcile:ObjectAbsent"
 
@@ -52,6 +51,12 @@ _SEPARATOR: Final = "\x1f"
 
 def _digest(*parts: str) -> str:
     return hashlib.sha256(_SEPARATOR.join(parts).encode("utf-8")).hexdigest()[:32]
+
+
+def expectation(event_id: str | None) -> str | None:
+    """What a reconciled event's ``position`` holds when it was computed against the
+    accepted event `event_id` (None: none accepted)."""
+    return None if event_id is None else "accepted-" + _digest(event_id)
 
 
 def present_id(identity: str, listed: ListedObject) -> str:
@@ -85,7 +90,7 @@ def _iso(ms: int) -> str:
 
 
 def present_event(
-    source: str, bucket: str, listed: ListedObject, watermark_position: str | None
+    source: str, bucket: str, listed: ListedObject, latest_event_id: str | None
 ) -> ObjectEvent:
     """The repair for an object the listing has and seqgate's state does not (or not at
     this version): a `created` event with the listing's version, ETag and size."""
@@ -97,7 +102,7 @@ def present_event(
         key=listed.key,
         kind=CREATED,
         event_name=PRESENT_EVENT_NAME,
-        position=watermark_position or NO_WATERMARK,
+        position=expectation(latest_event_id),
         version_id=listed.version_id,
         size=listed.size,
         etag=listed.etag,
@@ -106,9 +111,7 @@ def present_event(
     )
 
 
-def absent_event(
-    source: str, bucket: str, key: str, watermark_position: str, superseded_event_id: str
-) -> ObjectEvent:
+def absent_event(source: str, bucket: str, key: str, superseded_event_id: str) -> ObjectEvent:
     """The repair for an object seqgate's state says exists and the listing does not
     have: a `removed` event superseding the accepted event `superseded_event_id`."""
     identity = event_identity(source, bucket, key)
@@ -119,7 +122,7 @@ def absent_event(
         key=key,
         kind=REMOVED,
         event_name=ABSENT_EVENT_NAME,
-        position=watermark_position,
+        position=expectation(superseded_event_id),
         version_id=None,
         size=None,
         etag=None,

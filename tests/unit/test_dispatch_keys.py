@@ -3,6 +3,8 @@ order."""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import itertools
 
 import pytest
@@ -133,3 +135,35 @@ def test_version_key_follows_the_policy() -> None:
 def test_ordered_record_without_position() -> None:
     with pytest.raises(InvalidVersion, match="no position"):
         version_key(record("s3", None, 1), Policy.build("aws"))
+
+
+@pytest.mark.parametrize("ordering", ["aws", "numeric"])
+@settings(max_examples=300)
+@given(
+    positions=st.lists(hex_positions, min_size=1, max_size=6),
+    repair_after=st.lists(st.integers(-1, 5), max_size=6),
+)
+def test_a_repair_sorts_after_its_watermark_and_before_any_later_position(
+    ordering: str, positions: list[str], repair_after: list[int]
+) -> None:
+    """One object's outbox as the worker writes it: notifications in position order, and
+    repairs (accepted while the watermark stayed where it was) after any of them, or
+    before the first; the dispatcher must apply them in that order (docs/reconcile.md)."""
+    policy = Policy.build(ordering)
+    order = policy.order_for("s3")
+    distinct = {order.canonical(position): position for position in positions}
+    notified = sorted(distinct.values(), key=functools.cmp_to_key(order.compare))
+    outbox: list[OutboxRecord] = []
+    watermark: str | None = None
+    for index in range(-1, len(notified)):
+        if index >= 0:
+            watermark = notified[index]
+            outbox.append(record("s3", watermark, len(outbox) + 1))
+        for _ in range(repair_after.count(index)):
+            offset = len(outbox) + 1
+            repair = dataclasses.replace(
+                record("s3", "accepted-00", offset).event, origin="reconcile:b"
+            )
+            outbox.append(OutboxRecord(repair, watermark, 0, offset))
+    keys = [version_key(item, policy) for item in outbox]
+    assert all(key_compare(a, b) < 0 for a, b in itertools.pairwise(keys)), keys

@@ -7,8 +7,8 @@ import dataclasses
 import pytest
 
 from seqgate.schemas.listing import ListedObject
-from seqgate.schemas.reconciled import NO_WATERMARK, absent_event, present_event
-from seqgate.schemas.records import ObjectEvent, Watermark
+from seqgate.schemas.reconciled import absent_event, expectation, present_event
+from seqgate.schemas.records import ObjectEvent
 from seqgate.streams.tools.drift import CommittedObject, Drift, Finding, compare
 from tests.support.events import event
 
@@ -26,8 +26,7 @@ def listed(
 
 
 def accepted(item: ObjectEvent, written: int = OLD, *, keep: bool = True) -> CommittedObject:
-    mark = Watermark(item.position or NO_WATERMARK, item.id, 0, 7)
-    return CommittedObject(item.key, mark, written, item if keep else None)
+    return CommittedObject(item.key, item.id, 0, 7, written, item if keep else None)
 
 
 def run(listing: list[ListedObject], state: list[CommittedObject]) -> list[Finding]:
@@ -40,11 +39,11 @@ def drifts(findings: list[Finding]) -> list[tuple[str, Drift]]:
 
 
 @pytest.mark.parametrize("key", KEYS)
-def test_an_object_never_accepted_is_missing_and_its_repair_expects_no_watermark(key: str) -> None:
+def test_an_object_never_accepted_is_missing_and_its_repair_expects_nothing(key: str) -> None:
     [finding] = run([listed(key)], [])
     assert finding.drift is Drift.MISSING
     assert finding.repair is not None
-    assert finding.repair.key == key and finding.repair.position == NO_WATERMARK
+    assert finding.repair.key == key and finding.repair.position is None
     assert finding.repair.etag == "e1" and finding.repair.kind == "created"
 
 
@@ -54,7 +53,7 @@ def test_the_same_etag_is_in_sync_another_is_behind(key: str) -> None:
     assert drifts(run([listed(key, "e1")], [accepted(notified)])) == [(key, Drift.IN_SYNC)]
     [behind] = run([listed(key, "e2")], [accepted(notified)])
     assert behind.drift is Drift.BEHIND
-    assert behind.repair is not None and behind.repair.position == "0a"
+    assert behind.repair is not None and behind.repair.position == expectation(notified.id)
 
 
 def test_a_versioned_bucket_compares_version_ids_before_etags() -> None:
@@ -69,7 +68,7 @@ def test_an_accepted_object_the_listing_lacks_is_gone() -> None:
     notified = event("k", "0a")
     [gone] = run([], [accepted(notified)])
     assert gone.drift is Drift.GONE
-    assert gone.repair == absent_event("s3", "bucket", "k", "0a", notified.id)
+    assert gone.repair == absent_event("s3", "bucket", "k", notified.id)
     removed = event("k", "0b", kind="removed")
     assert drifts(run([], [accepted(removed)])) == [("k", Drift.IN_SYNC)]
     assert drifts(run([listed("k")], [accepted(removed)])) == [("k", Drift.MISSING)]
@@ -87,19 +86,21 @@ def test_changes_within_the_grace_period_are_in_flight() -> None:
 
 def test_repairs_are_recognised_by_their_ids_without_the_input_topic() -> None:
     now_listed = listed("k", "e2")
-    fix = present_event("s3", "bucket", now_listed, "0a")
+    fix = present_event("s3", "bucket", now_listed, "s3-earlier")
     assert drifts(run([now_listed], [accepted(fix, keep=False)])) == [("k", Drift.IN_SYNC)]
     later = listed("k", "e3")
     assert drifts(run([later], [accepted(fix, keep=False)])) == [("k", Drift.BEHIND)]
     assert drifts(run([], [accepted(fix, keep=False)])) == [("k", Drift.GONE)]
-    gone = absent_event("s3", "bucket", "k", "0a", "s3-x")
+    gone = absent_event("s3", "bucket", "k", "s3-x")
     assert drifts(run([], [accepted(gone, keep=False)])) == [("k", Drift.IN_SYNC)]
     assert drifts(run([later], [accepted(gone, keep=False)])) == [("k", Drift.MISSING)]
 
 
 def test_what_cannot_be_compared_is_unknown_never_in_sync() -> None:
-    aged_out = accepted(event("k", "0a"), keep=False)
-    assert drifts(run([listed("k")], [aged_out])) == [("k", Drift.UNKNOWN)]
+    aged_out = accepted(event("k", "0a"), written=OLD, keep=False)
+    assert drifts(run([listed("k", at=OLD)], [aged_out])) == [("k", Drift.UNKNOWN)]
+    [later] = run([listed("k", at=OLD + 1)], [aged_out])  # written after that commit
+    assert later.drift is Drift.BEHIND and later.repair is not None
     assert drifts(run([], [aged_out])) == [("k", Drift.UNKNOWN)]
     bare = dataclasses.replace(event("k", "0a"), etag=None)
     assert drifts(run([listed("k")], [accepted(bare)])) == [("k", Drift.UNKNOWN)]
@@ -118,3 +119,16 @@ def test_repair_ids_depend_on_the_listed_state_only() -> None:
     assert one.id != present_event("s3", "bucket", listed("k", "e2"), None).id
     assert one.id != present_event("s3", "other", listed("k"), None).id
     assert one.event_time == "2027-01-15T07:10:00.000Z"  # OLD, in ms, as UTC
+
+
+def test_repairs_name_the_object_as_its_source_does() -> None:
+    """--source supabase (a Supabase bucket listed through its S3 endpoint): the repair is
+    keyed and decided under the identity Supabase's webhooks give the object."""
+    from seqgate.schemas.identity import event_identity
+
+    [finding] = list(
+        compare("supabase", "avatars", [listed("u/1.png")], {}, now_ms=NOW, grace_ms=0)
+    )
+    assert finding.repair is not None and finding.repair.source == "supabase"
+    repair = finding.repair
+    assert event_identity(repair.source, repair.bucket, repair.key) == "supabase://avatars/u/1.png"

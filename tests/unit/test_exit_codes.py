@@ -79,6 +79,7 @@ def required_arguments(command: str, tmp: Path) -> list[str]:
         "bridge kafka": ["--from", "raw-notifications"],
         "bridge http": ["--port", "0"],
         "bench": ["--quick"],
+        "reconcile": ["--bucket", "example-input"],
     }.get(command, [])
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from seqgate.connectors.listing import ListingError
 from seqgate.schemas.listing import ListedObject, plain_etag
 
-__all__ = ["list_azure"]
+__all__ = ["azure_bucket", "list_azure"]
 
 _CONNECT_TIMEOUT_S = 10
 _READ_TIMEOUT_S = 60
@@ -60,6 +60,20 @@ def list_azure(
         raise _listing_error(container, where, error) from error
 
 
+def azure_bucket(container: str, connection_string: str) -> str:
+    """The bucket seqgate's identities give the container: `<account>.<container>`, the
+    account lowercased (docs/sources.md: a container's name is unique only within its
+    account), the account named by the connection string."""
+    client = _container_client(container, connection_string, None, None)
+    account = str(client.account_name or "").lower()
+    if not account:
+        raise ListingError(
+            f"azure container {container!r}: the connection string names no account"
+            " (AccountName=...)"
+        )
+    return f"{account}.{container}"
+
+
 def _container_client(
     container: str, connection_string: str | None, account_url: str | None, credential: Any
 ) -> Any:
@@ -80,7 +94,7 @@ def _container_client(
             return ContainerClient(account_url, container, credential=credential, **options)
     except ValueError as error:
         raise ListingError(
-            f"azure container {container!r}: {error} (check the connection string or --account-url)"
+            f"azure container {container!r}: {error} (check --azure-connection-string)"
         ) from error
     raise ListingError(
         f"no way to reach azure container {container!r}: give a connection string"
@@ -109,13 +123,13 @@ def _listing_error(container: str, where: str, error: Exception) -> ListingError
     if isinstance(error, ServiceRequestError):
         return ListingError(
             f"azure endpoint {where} did not answer listing container {container!r}"
-            f" ({type(error).__name__}); check the connection string or --account-url and"
+            f" ({type(error).__name__}); check --azure-connection-string and"
             " the network"
         )
     if code == "ContainerNotFound":
         return ListingError(
             f"azure container {container!r} does not exist at {where} (ContainerNotFound;"
-            " check --container and the account)"
+            " check --bucket and the account)"
         )
     if isinstance(error, ClientAuthenticationError) or code in _HINTS:
         hint = _HINTS.get(code, "check the credential")

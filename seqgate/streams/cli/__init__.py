@@ -23,6 +23,7 @@ from seqgate.streams.cli import (  # noqa: F401  (register commands)
     demo,
     dispatch,
     parse,
+    reconcile,
     reset,
     status,
     tail,

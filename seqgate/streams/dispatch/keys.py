@@ -29,6 +29,14 @@ order of the records of one identity.
   partition count is unchanged (changing it moves identities anyway, docs/design.md §2.1);
   a replay (``seqgate reset``) reproduces the same offsets and so the same keys.
 
+* **reconciled events** (repairs of `seqgate reconcile`, docs/reconcile.md) of ordered
+  sources have no position of their own: the worker accepted each while the object's
+  watermark stayed at ``previous_position``, after everything before it. Their key is
+  the key of that position (empty when there was none), then ``/``, then the input
+  offset's key: ``/`` sorts below every hex digit, so the key is above the watermark's
+  own key and below the key of any later position, and repairs of one watermark sort
+  by input offset.
+
 Keys are compared only between records of the same identity, whose source,
 and therefore order and trust, is the same. Changing ``--ordering`` or
 ``--ordered-sources`` changes the keys of an identity's later records, which are
@@ -40,6 +48,7 @@ from __future__ import annotations
 from typing import Final
 
 from seqgate.schemas.ordering import PositionOrder
+from seqgate.schemas.reconciled import is_reconciled
 from seqgate.schemas.records import OutboxRecord
 from seqgate.streams.rules.policy import Policy, Trust
 
@@ -102,6 +111,11 @@ def version_key(record: OutboxRecord, policy: Policy) -> str:
     event = record.event
     if policy.trust_for(event.source) is Trust.DEDUPE:
         return offset_key(record.input_offset)
+    if is_reconciled(event):
+        order = policy.order_for(event.source)
+        previous = record.previous_position
+        base = "" if previous is None else position_key(order, previous)
+        return f"{base}/{offset_key(record.input_offset)}"
     if event.position is None:
         raise InvalidVersion(f"event {event.id} of ordered source {event.source} has no position")
     return position_key(policy.order_for(event.source), event.position)

@@ -32,6 +32,7 @@ from seqgate.streams.state.keys import (
     STREAM_TIME_KEY,
     decode_stream_time,
     encode_stream_time,
+    latest_key,
     seen_key,
     watermark_key,
 )
@@ -106,11 +107,11 @@ def decide_record(
 
     An event of an ordered source without a position (S3 sends no sequencer
     for tagging, ACL, restore, ... events) can only be deduplicated by id. A reconciled
-    event is always a compare-and-set on the watermark (docs/reconcile.md).
+    event is a compare-and-set on the object's latest accepted event (docs/reconcile.md).
     """
-    if is_reconciled(event) or (
-        policy.trust_for(event.source) is Trust.ORDERED and event.position is not None
-    ):
+    if is_reconciled(event):
+        return _reconciled(state, event, identity, at, policy)
+    if policy.trust_for(event.source) is Trust.ORDERED and event.position is not None:
         return _ordered(state, event, identity, at, policy)
     return _dedupe(state, event, identity, at, policy)
 
@@ -120,13 +121,8 @@ def _ordered(
 ) -> Verdict:
     key = watermark_key(identity)
     raw = state.get(key)
-    if is_reconciled(event):
-        current = None if raw is None else WATERMARK.decode(raw)
-        previous = None if current is None else current.position
-        outcome = decide_reconciled(event, current, policy)
-    else:
-        previous = None if raw is None else watermark_position(raw)
-        outcome = decide_position(event, previous, policy)
+    previous = None if raw is None else watermark_position(raw)
+    outcome = decide_position(event, previous, policy)
     if outcome is not Outcome.ACCEPTED:
         return Verdict(outcome)
     assert event.position is not None
@@ -152,9 +148,40 @@ def _dedupe(
     outcome = decide_dedupe(event, seen, stream_time, at.record_time, policy)
     if outcome is not Outcome.ACCEPTED:
         return Verdict(outcome, changes=changes)
-    entry = SeenEvent(event.id, identity, at.record_time, at.partition, at.offset)
-    changes[key] = SEEN_EVENT.encode(entry)
+    entry = SEEN_EVENT.encode(
+        SeenEvent(event.id, identity, at.record_time, at.partition, at.offset)
+    )
+    changes[key] = entry
+    changes[latest_key(identity)] = entry
     return Verdict(outcome, OutboxRecord(event, None, at.partition, at.offset), changes)
+
+
+def latest_accepted(state: StateView, identity: str) -> str | None:
+    """The id of the object's latest accepted event: its watermark's, or its latest
+    accepted without a position, whichever came later in the input (one partition
+    holds all of an object's records, so their offsets order them)."""
+    raw_mark, raw_latest = state.get(watermark_key(identity)), state.get(latest_key(identity))
+    mark = None if raw_mark is None else WATERMARK.decode(raw_mark)
+    latest = None if raw_latest is None else SEEN_EVENT.decode(raw_latest)
+    if mark is None or (latest is not None and latest.input_offset > mark.input_offset):
+        return None if latest is None else latest.event_id
+    return mark.event_id
+
+
+def _reconciled(
+    state: StateView, event: ObjectEvent, identity: str, at: InputPosition, policy: Policy
+) -> Verdict:
+    outcome = decide_reconciled(event, latest_accepted(state, identity), policy)
+    if outcome is not Outcome.ACCEPTED:
+        return Verdict(outcome)
+    raw = state.get(watermark_key(identity))
+    previous = None if raw is None else watermark_position(raw)
+    entry = SeenEvent(event.id, identity, at.record_time, at.partition, at.offset)
+    return Verdict(
+        outcome,
+        OutboxRecord(event, previous, at.partition, at.offset),
+        {latest_key(identity): SEEN_EVENT.encode(entry)},
+    )
 
 
 def purgeable(candidates: list[SeenEvent], stream_time: int, policy: Policy) -> list[bytes]:

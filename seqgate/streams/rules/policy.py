@@ -32,7 +32,7 @@ from seqgate.schemas.kinds import CREATED, KIND_DESCRIPTIONS
 from seqgate.schemas.ordering import NUMERIC_SEQUENCER_ORDER, PositionOrder, order_named
 from seqgate.schemas.outcomes import Outcome
 from seqgate.schemas.reasons import RejectReason
-from seqgate.schemas.reconciled import NO_WATERMARK
+from seqgate.schemas.reconciled import expectation
 from seqgate.schemas.records import ObjectEvent, SeenEvent, Watermark
 from seqgate.schemas.sources import AZURE_SOURCE, KNOWN_SOURCES, MINIO_SOURCE, S3_SOURCE
 from seqgate.streams.runtime.errors import UsageError
@@ -181,39 +181,24 @@ def decide_position(event: ObjectEvent, current: str | None, policy: Policy) -> 
     return Outcome.DUPLICATE if comparison == 0 else Outcome.STALE
 
 
-def decide_reconciled(event: ObjectEvent, current: Watermark | None, policy: Policy) -> Outcome:
-    """Decide an event `seqgate reconcile` published (docs/reconcile.md).
+def decide_reconciled(event: ObjectEvent, latest_event_id: str | None, policy: Policy) -> Outcome:
+    """Decide an event `seqgate reconcile` published (docs/reconcile.md), given the id of
+    the object's latest accepted event (None: none yet).
 
-    A listing has no position, so the event carries the watermark it was computed
-    against and is accepted only while that is still the object's watermark (a
-    compare-and-set): equal positions and another event id. An event whose
-    notification came meanwhile finds a newer watermark, and the repair is stale: the
-    notification's state is newer than the listing's, or the same. The same repair
-    again finds its own id: a duplicate. Accepting it leaves the position as it was,
-    so it never moves a watermark backwards (nor forwards past a write it has no
-    position for).
+    A listing has no position, so the event names (in `position`, as `expectation` of
+    its id) the latest accepted event it was computed against, and is accepted only
+    while that is still the latest: a compare-and-set. An event whose notification was
+    accepted meanwhile finds another latest event, and the repair is stale: that state
+    is newer than the listing's, or the same. The same repair again finds its own id: a
+    duplicate. It never touches a watermark, so it cannot move one backwards.
     """
     if event.kind not in policy.admitted_kinds:
         return Outcome.FILTERED
-    if event.position is None:
-        raise UndecidableEvent(
-            RejectReason.MISSING_POSITION,
-            f"reconciled event {event.id} has no position: it must carry the watermark it was"
-            " computed against",
-        )
-    order = policy.order_for(event.source)
-    try:
-        expected = order.canonical(event.position)
-        if current is None:
-            return Outcome.ACCEPTED if expected == order.canonical(NO_WATERMARK) else Outcome.STALE
-        if current.event_id == event.id:
-            return Outcome.DUPLICATE
-        same = order.compare(event.position, current.position) == 0
-    except ValueError as error:
-        raise UndecidableEvent(
-            RejectReason.INVALID_SEQUENCER, f"event {event.id}: {error}"
-        ) from error
-    return Outcome.ACCEPTED if same else Outcome.STALE
+    if latest_event_id == event.id:
+        return Outcome.DUPLICATE
+    if event.position != expectation(latest_event_id):
+        return Outcome.STALE
+    return Outcome.ACCEPTED
 
 
 def decide_dedupe(

@@ -1,17 +1,20 @@
 """A bucket listing against seqgate's committed state: what notifications never delivered.
 
 Pure: the listing and the committed state come in, one `Finding` per object goes out
-(docs/reconcile.md). The state of an object is its watermark in the changelog and, when
-the input topic still holds it, the event that set it (for its version id and ETag).
+(docs/reconcile.md). The state of an object is its latest accepted event as the changelog
+names it (its watermark's, or its latest accepted without a position, whichever is later)
+and, while the input topic still holds it, that event itself (for its version id, ETag
+and kind).
 
 * `missing` - listed, and seqgate never accepted a write of it (no watermark, or the last
-  accepted event says it was removed);
-* `behind` - listed at another version (version id, else ETag) than the last accepted event's;
+  accepted event removed it);
+* `behind` - listed at another version (version id, else ETag) than the last accepted
+  event's; or, that event having left the input topic, modified after it was committed;
 * `gone` - seqgate's last accepted event says it exists, the listing does not have it;
 * `in_flight` - would be one of those, but changed within the grace period: its
   notification may still be on its way;
-* `unknown` - cannot be compared (the accepted event has left the input topic, or has
-  neither version id nor ETag);
+* `unknown` - cannot be compared (the accepted event has left the input topic and the
+  object was not modified since, or it has neither version id nor ETag);
 * `in_sync` - the rest.
 """
 
@@ -25,7 +28,7 @@ from seqgate.schemas.identity import event_identity
 from seqgate.schemas.kinds import REMOVED
 from seqgate.schemas.listing import ListedObject, plain_etag
 from seqgate.schemas.reconciled import absent_event, present_event, present_id, reconciled_state
-from seqgate.schemas.records import ObjectEvent, Watermark
+from seqgate.schemas.records import ObjectEvent
 
 __all__ = ["DRIFTS", "CommittedObject", "Drift", "Finding", "compare"]
 
@@ -45,11 +48,14 @@ DRIFTS = frozenset({Drift.MISSING, Drift.BEHIND, Drift.GONE})
 
 @dataclass(frozen=True, slots=True)
 class CommittedObject:
-    """One object's committed state: its watermark, when that was written (the changelog
-    record's timestamp, ms), and the accepted event it names if the input still has it."""
+    """One object's committed state: the id and input place of its latest accepted event,
+    when that was committed (the changelog record's timestamp, ms), and the event itself
+    if the input still has it."""
 
     key: str
-    watermark: Watermark
+    event_id: str
+    input_partition: int
+    input_offset: int
     written_at_ms: int
     event: ObjectEvent | None
 
@@ -98,13 +104,12 @@ def _listed(
     key = listed.key
 
     def drift(kind: Drift, why: str) -> Finding:
-        position = None if state is None else state.watermark.position
-        repair = present_event(source, bucket, listed, position)
+        repair = present_event(source, bucket, listed, None if state is None else state.event_id)
         return Finding(kind, key, why, listed, state, repair)
 
     if state is None:
         return drift(Drift.MISSING, "no event of it was accepted")
-    accepted = state.watermark.event_id
+    accepted = state.event_id
     if accepted == present_id(event_identity(source, bucket, key), listed):
         return Finding(Drift.IN_SYNC, key, "a repair of this very state", listed, state)
     repaired = reconciled_state(accepted)
@@ -114,6 +119,12 @@ def _listed(
         return drift(Drift.BEHIND, "a repair of an earlier state was accepted")
     event = state.event
     if event is None:
+        if listed.last_modified_ms > state.written_at_ms:
+            # the event is gone, but a write after its commit never made one accepted
+            return drift(
+                Drift.BEHIND,
+                f"modified after its latest accepted event ({accepted}) was committed",
+            )
         why = f"the accepted event {accepted} is no longer in the input topic"
         return Finding(Drift.UNKNOWN, key, why, listed, state)
     if event.kind == REMOVED:
@@ -132,16 +143,15 @@ def _listed(
 
 def _unlisted(source: str, bucket: str, state: CommittedObject) -> Finding:
     key = state.key
-    watermark = state.watermark
-    repaired = reconciled_state(watermark.event_id)
+    repaired = reconciled_state(state.event_id)
     if repaired == "absent":
         return Finding(Drift.IN_SYNC, key, "a repair said it was gone", None, state)
     if repaired is None:
         if state.event is None:
-            why = f"the accepted event {watermark.event_id} is no longer in the input topic"
+            why = f"the accepted event {state.event_id} is no longer in the input topic"
             return Finding(Drift.UNKNOWN, key, why, None, state)
         if state.event.kind == REMOVED:
             return Finding(Drift.IN_SYNC, key, "the last accepted event removed it", None, state)
-    repair = absent_event(source, bucket, key, watermark.position, watermark.event_id)
-    why = f"not in the listing; the last accepted event ({watermark.event_id}) says it exists"
+    repair = absent_event(source, bucket, key, state.event_id)
+    why = f"not in the listing; the last accepted event ({state.event_id}) says it exists"
     return Finding(Drift.GONE, key, why, None, state, repair)

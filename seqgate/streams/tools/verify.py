@@ -21,6 +21,7 @@ from confluent_kafka import Consumer, KafkaException, TopicPartition
 from seqgate.schemas.codec import OUTBOX_RECORD, REJECTED_RECORD, SEEN_EVENT, WATERMARK
 from seqgate.schemas.framing import SINGLE_OBJECT, Framing
 from seqgate.schemas.reasons import RejectReason
+from seqgate.schemas.reconciled import is_reconciled
 from seqgate.schemas.records import OutboxRecord
 from seqgate.schemas.wire import CodecError
 from seqgate.streams.rules.policy import Policy, Trust, expired
@@ -29,7 +30,12 @@ from seqgate.streams.runtime.kafka_clients import client_config
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
 from seqgate.streams.runtime.partition_reader import reader_config
 from seqgate.streams.runtime.progress import Meter, NoMeter
-from seqgate.streams.state.keys import SEEN_PREFIX, STREAM_TIME_KEY, decode_stream_time
+from seqgate.streams.state.keys import (
+    LATEST_PREFIX,
+    SEEN_PREFIX,
+    STREAM_TIME_KEY,
+    decode_stream_time,
+)
 from seqgate.streams.tools.inspect import read_records
 from seqgate.streams.tools.replay import InputRecord, PartitionReplay
 
@@ -186,8 +192,10 @@ def _found_records(
         report.found += 1
         identity = (message.key or b"").decode("utf-8", "replace")
         position = record.event.position
-        if target.policy.trust_for(record.event.source) is not Trust.ORDERED:
-            yield record  # dedupe-only: positions do not order; the merge checks it
+        if target.policy.trust_for(record.event.source) is not Trust.ORDERED or is_reconciled(
+            record.event
+        ):
+            yield record  # no position that orders (dedupe-only, a repair); the merge checks it
             continue
         previous = last_position.get(identity)
         if previous is not None and position is not None:
@@ -264,7 +272,7 @@ def _show(key: bytes, value: bytes | None) -> str:
     if value is None:
         return "nothing"
     try:
-        if key.startswith(SEEN_PREFIX):
+        if key.startswith((SEEN_PREFIX, LATEST_PREFIX)):
             return str(SEEN_EVENT.decode(value))
         if key == STREAM_TIME_KEY:
             return value.decode("ascii")
