@@ -91,7 +91,7 @@ def test_a_missing_container_is_a_listing_error_naming_it(azurite: str) -> None:
     with pytest.raises(ListingError) as raised:
         list(list_azure("no-such-container", connection_string=azurite))
     message = str(raised.value)
-    assert "'no-such-container'" in message and "ContainerNotFound" in message
+    assert "'no-such-container' does not exist" in message and "ContainerNotFound" in message
     assert "\n" not in message
 
 

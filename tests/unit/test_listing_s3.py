@@ -128,14 +128,18 @@ def test_a_versioned_bucket_lists_each_keys_latest_version(s3: Any, endpoint: st
     assert listed["rolled back"].size == len(b"older")
 
 
-def test_a_suspended_bucket_lists_its_null_version_without_an_id(s3: Any, endpoint: str) -> None:
+def test_a_suspended_bucket_still_lists_versions(s3: Any, endpoint: str) -> None:
     bucket = _bucket(s3, "suspended", versioned=True)
-    s3.put_object(Bucket=bucket, Key="old", Body=b"v1")
+    before = s3.put_object(Bucket=bucket, Key="before", Body=b"v1")
+    s3.put_object(Bucket=bucket, Key="deleted", Body=b"v1")
     s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Suspended"})
-    s3.put_object(Bucket=bucket, Key="new", Body=b"v2")
-    s3.delete_object(Bucket=bucket, Key="old")
+    s3.put_object(Bucket=bucket, Key="since", Body=b"v2")
+    s3.delete_object(Bucket=bucket, Key="deleted")
     listed = _listed(bucket, endpoint)
-    assert [(o.key, o.version_id) for o in listed] == [("new", None)]
+    assert [(o.key, o.version_id) for o in listed] == [
+        ("before", before["VersionId"]),
+        ("since", None),
+    ]
 
 
 def test_a_refused_get_bucket_versioning_falls_back_to_list_objects_v2(
@@ -165,7 +169,7 @@ def test_a_missing_bucket_is_a_listing_error_naming_it(endpoint: str) -> None:
     with pytest.raises(ListingError) as raised:
         _listed("no-such-bucket", endpoint)
     message = str(raised.value)
-    assert "'no-such-bucket'" in message and "NoSuchBucket" in message
+    assert "'no-such-bucket' does not exist" in message and "NoSuchBucket" in message
     assert endpoint in message and "\n" not in message
 
 
