@@ -21,13 +21,11 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from confluent_kafka.admin import AdminClient
 
 from seqgate.schemas.codec import OUTBOX_RECORD
 from seqgate.schemas.listing import plain_etag
 from seqgate.streams.cli import cli
 from seqgate.streams.rules.policy import Policy
-from seqgate.streams.runtime.topics import create_topics, pipeline_topics
 from seqgate.streams.tools.verify import verify
 from seqgate.streams.worker.config import WorkerConfig
 from tests.support.azure_samples import (
@@ -40,10 +38,10 @@ from tests.support.azure_samples import (
 from tests.support.azurite import ACCOUNT, azurite_blob
 from tests.support.kafka_helpers import (
     caught_up,
+    make_config,
     read_all,
     verify_target,
     wait_for,
-    worker_config,
     worker_thread,
 )
 
@@ -148,19 +146,11 @@ class Azure:
 
 @pytest.fixture
 def azure(azurite: str, kafka_bootstrap: str, unique_name: str, tmp_path: Path) -> Azure:
-    specs = pipeline_topics(
-        input_topic=f"{unique_name}.object-events",
-        outbox_topic=f"{unique_name}.object-events.outbox",
-        rejected_topic=f"{unique_name}.object-events.rejected",
-        application_id=f"{unique_name}-app",
-        partitions=2,
-    )
-    create_topics(AdminClient({"bootstrap.servers": kafka_bootstrap}), specs)
     config = dataclasses.replace(
-        worker_config(kafka_bootstrap, specs[0].name, tmp_path),
+        make_config(kafka_bootstrap, unique_name, tmp_path, partitions=2),
         policy=Policy.build("aws", ["created", "removed"]),
     )
-    state = Azure(azurite, kafka_bootstrap, config, specs[2].name, tmp_path)
+    state = Azure(azurite, kafka_bootstrap, config, config.rejected_topic, tmp_path)
     state.container.create_container()  # Azurite is in memory, one per module
     return state
 

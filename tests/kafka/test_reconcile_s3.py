@@ -23,7 +23,6 @@ from urllib.parse import unquote_plus
 
 import pytest
 from click.testing import CliRunner, Result
-from confluent_kafka.admin import AdminClient
 
 from seqgate.connectors.listing.s3 import list_s3
 from seqgate.schemas.codec import OUTBOX_RECORD
@@ -32,7 +31,6 @@ from seqgate.schemas.records import ObjectEvent
 from seqgate.streams.cli import cli
 from seqgate.streams.cli.reconcile import publish_repairs
 from seqgate.streams.rules.policy import Policy
-from seqgate.streams.runtime.topics import create_topics, pipeline_topics
 from seqgate.streams.tools.drift import DRIFTS, Drift, compare
 from seqgate.streams.tools.reconcile import ReconcileTarget, committed_objects
 from seqgate.streams.tools.verify import verify
@@ -40,10 +38,10 @@ from seqgate.streams.worker.config import WorkerConfig
 from tests.support.environment import clean_env
 from tests.support.kafka_helpers import (
     caught_up,
+    make_config,
     read_all,
     verify_target,
     wait_for,
-    worker_config,
     worker_thread,
 )
 from tests.support.moto_helpers import AWS_ENV, aws_client, moto_server
@@ -159,16 +157,8 @@ class Setup:
 
 @pytest.fixture
 def setup(kafka_bootstrap: str, endpoint: str, unique_name: str, tmp_path: Path) -> Setup:
-    specs = pipeline_topics(
-        input_topic=f"{unique_name}.object-events",
-        outbox_topic=f"{unique_name}.object-events.outbox",
-        rejected_topic=f"{unique_name}.object-events.rejected",
-        application_id=f"{unique_name}-app",
-        partitions=2,
-    )
-    create_topics(AdminClient({"bootstrap.servers": kafka_bootstrap}), specs)
     config = dataclasses.replace(
-        worker_config(kafka_bootstrap, specs[0].name, tmp_path),
+        make_config(kafka_bootstrap, unique_name, tmp_path, partitions=2),
         policy=Policy.build("aws", ["created", "removed"]),
     )
     s3, sqs = aws_client("s3", endpoint), aws_client("sqs", endpoint)
@@ -187,7 +177,7 @@ def setup(kafka_bootstrap: str, endpoint: str, unique_name: str, tmp_path: Path)
             ]
         },
     )
-    return Setup(kafka_bootstrap, endpoint, bucket, queue_url, config, specs[2].name)
+    return Setup(kafka_bootstrap, endpoint, bucket, queue_url, config, config.rejected_topic)
 
 
 def test_reconcile_reports_exactly_the_lost_notifications_and_repairs_them(
