@@ -15,14 +15,11 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
-import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import click
 import pytest
 
 from seqgate.connectors.auth.appwrite import APPWRITE_SIGNATURE_HEADER
@@ -35,10 +32,8 @@ from seqgate.connectors.sources.http_settings import HttpSettings
 from seqgate.connectors.sources.webhook_routes import WEBHOOK_ROUTES
 from seqgate.schemas.identity import event_identity
 from seqgate.schemas.records import ObjectEvent
-from seqgate.streams.cli import cli
 from tests.support import azure_samples, gcs_samples, supabase_samples
 from tests.support import http_bridge as bridge_http
-from tests.support.environment import clean_env
 from tests.support.gcs_tokens import claims, sign
 from tests.support.http_bridge import (
     PARTITIONS,
@@ -51,7 +46,6 @@ from tests.support.http_bridge import (
     scenario,
 )
 from tests.support.partitioning import java_partition
-from tests.support.paths import REPO
 from tests.support.webhook_requests import GCS_AUDIENCE, SECRET_HEADER, Request, Secrets, send
 from tests.support.webhook_requests import keys as keys
 from tests.support.webhook_samples import (
@@ -466,30 +460,6 @@ def test_kafka_down_answers_503(keys: Secrets, topics: Topicset) -> None:
 # ---- the command ---------------------------------------------------------------------------------
 
 
-def test_every_provider_option_has_its_variable() -> None:
-    group = cli.commands["bridge"]
-    assert isinstance(group, click.Group)
-    http = group.commands["http"]
-    variables = {param.name: param.envvar for param in http.params}
-    for name in (
-        "gcs_audience",
-        "gcs_jwks_url",
-        "gcs_jwks_file",
-        "gcs_service_account",
-        "azure_secret",
-        "supabase_secret",
-        "b2_signing_secret",
-        "box_primary_key",
-        "box_secondary_key",
-        "cloudinary_api_secret",
-        "cloudinary_cloud_name",
-        "cloudinary_signature_algorithm",
-        "appwrite_signature_key",
-        "appwrite_webhook_url",
-    ):
-        assert variables[name] == f"SEQGATE_{name.upper()}", name
-
-
 def test_the_command_serves_the_provider_routes(
     keys: Secrets, topics: Topicset, tmp_path: Path
 ) -> None:
@@ -538,39 +508,3 @@ def test_the_command_serves_the_provider_routes(
     assert "routes: /s3, /gcs, /cloudinary" in stderr
     assert (summary["published"], summary["auth_failures"]) == (2, 2)
     assert sorted(event.source for _, _, event in topics.published()) == ["cloudinary", "gcs"]
-
-
-@pytest.mark.parametrize(
-    ("content", "problem"),
-    [(None, "cannot read it"), ('{"keys": []}', ""), ("not json", "")],
-)
-def test_a_bad_jwks_file_is_one_error_line(
-    tmp_path: Path, content: str | None, problem: str
-) -> None:
-    path = tmp_path / "jwks.json"
-    if content is not None:
-        path.write_text(content)
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "seqgate.streams.cli",
-            "bridge",
-            "http",
-            "--bootstrap-servers",
-            "127.0.0.1:1",
-            "--gcs-audience",
-            GCS_AUDIENCE,
-            "--gcs-jwks-file",
-            str(path),
-        ],
-        capture_output=True,
-        env=clean_env(),
-        cwd=REPO,
-        timeout=60,
-        check=False,
-    )
-    lines = done.stderr.decode().splitlines()
-    assert done.returncode == 2
-    assert len(lines) == 1, lines
-    assert lines[0].startswith(f"error: --gcs-jwks-file {path}: {problem}")
