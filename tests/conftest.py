@@ -61,7 +61,9 @@ _BROKER_FIXTURES = frozenset({"kafka_source", "kafka_bootstrap", "secured_kafka"
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` selects by the marks added here
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark every test of tests/kafka and tests/torture ``kafka``; refuse a broker in tests/unit."""
+    """Mark every test of tests/kafka and tests/torture ``kafka``; refuse a broker in tests/unit,
+    and a test in tests/kafka or tests/torture that uses none (neither the session's broker
+    nor, marked ``own_broker``, one it starts itself): `-m "not kafka"` is the fast suite."""
     misplaced = []
     for item in items:
         try:
@@ -71,16 +73,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if folder in _BROKER_FOLDERS:
             if item.get_closest_marker("kafka") is None:
                 item.add_marker(pytest.mark.kafka)
+            uses = _BROKER_FIXTURES.intersection(getattr(item, "fixturenames", ()))
+            if not uses and item.get_closest_marker("own_broker") is None:
+                misplaced.append(
+                    f"{item.nodeid} uses no broker: move it to tests/unit, or mark it"
+                    " own_broker if it starts its own"
+                )
         elif folder == "unit":
             wanted = sorted(_BROKER_FIXTURES.intersection(getattr(item, "fixturenames", ())))
             if wanted:
-                misplaced.append(f"{item.nodeid} requests {', '.join(wanted)}")
+                misplaced.append(
+                    f"{item.nodeid} requests {', '.join(wanted)}: move it to tests/kafka"
+                )
             elif item.get_closest_marker("kafka") is not None:
-                misplaced.append(f"{item.nodeid} is marked kafka")
+                misplaced.append(f"{item.nodeid} is marked kafka: move it to tests/kafka")
     if misplaced:
         raise pytest.UsageError(
-            "tests/unit is for tests without a broker; move these to tests/kafka:\n  "
-            + "\n  ".join(misplaced)
+            "tests/unit is for the tests without a broker, tests/kafka and tests/torture for"
+            " those with one:\n  " + "\n  ".join(misplaced)
         )
 
 

@@ -18,7 +18,7 @@ from tests.support.bridge_outage import Outage, bridges_through_outage
 from tests.support.kafka_helpers import private_broker
 from tests.support.moto_helpers import moto_server
 
-pytestmark = [pytest.mark.kafka, pytest.mark.slow]
+pytestmark = [pytest.mark.kafka, pytest.mark.own_broker, pytest.mark.slow]
 
 
 @pytest.fixture

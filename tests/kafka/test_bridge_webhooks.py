@@ -266,14 +266,11 @@ CASES = {
 }
 
 
-def test_every_provider_route_is_covered() -> None:
-    assert tuple(CASES) == WEBHOOK_ROUTES
-
-
-@pytest.mark.parametrize("provider", list(CASES))
+@pytest.mark.parametrize("provider", WEBHOOK_ROUTES)
 def test_a_provider_route_refuses_forgeries_and_publishes_signed_requests(
     provider: str, keys: Secrets, topics: Topicset, caplog: pytest.LogCaptureFixture
 ) -> None:
+    assert tuple(CASES) == WEBHOOK_ROUTES  # every route has its case here, and only those
     case = CASES[provider](keys)
 
     async def body() -> None:

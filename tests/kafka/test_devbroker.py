@@ -32,6 +32,8 @@ from seqgate.streams.devtools.broker import (
 from tests.conftest import KafkaSource
 from tests.support.paths import REPO
 
+pytestmark = pytest.mark.own_broker  # it starts its own broker (seqgate broker up)
+
 BOOTSTRAP_RE = re.compile(r"^127\.0\.0\.1:\d+$")
 
 
@@ -91,6 +93,7 @@ def launcher_broker(kafka_source: KafkaSource) -> Iterator[BrokerHandle]:
 def test_launcher_broker_answers_and_supports_transactions(
     launcher_broker: BrokerHandle, unique_name: str
 ) -> None:
+
     bootstrap = launcher_broker.bootstrap_servers
     assert BOOTSTRAP_RE.match(bootstrap)
     assert broker_answers(bootstrap)

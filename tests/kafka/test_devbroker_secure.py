@@ -34,7 +34,7 @@ BOOTSTRAP_RE = re.compile(r"^127\.0\.0\.1:\d+$")
 # A client that cannot speak to the listener must give up quickly, not hang the suite.
 REFUSED_TIMEOUT = 4.0
 
-pytestmark = [pytest.mark.kafka, pytest.mark.timeout(180)]
+pytestmark = [pytest.mark.kafka, pytest.mark.own_broker, pytest.mark.timeout(180)]
 
 
 def _create_topic(kafka: SecuredKafka, topic: str) -> None:

@@ -34,6 +34,8 @@ from seqgate.streams.devtools.broker.errors import BrokerError
 from tests.support.kafka_helpers import wait_for
 from tests.support.paths import REPO
 
+pytestmark = pytest.mark.own_broker  # it starts its own cluster (seqgate broker up --nodes 3)
+
 NOT_ENOUGH = (KafkaError.NOT_ENOUGH_REPLICAS, KafkaError.NOT_ENOUGH_REPLICAS_AFTER_APPEND)
 SHUTDOWN_LINE = re.compile(r"(?i)shut ?down complete")
 

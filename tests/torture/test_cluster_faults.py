@@ -29,7 +29,7 @@ from tests.support.cluster_probe import ClusterProbe
 from tests.support.moto_helpers import moto_server
 from tests.support.torture_helpers import WorkerProcess, Workload, build_workload
 
-pytestmark = [pytest.mark.kafka, pytest.mark.slow]
+pytestmark = [pytest.mark.kafka, pytest.mark.own_broker, pytest.mark.slow]
 
 EVENTS = 200_000
 IDENTITIES = 20_000

@@ -36,7 +36,7 @@ from tests.support.cluster_faults import FaultRun, fault_run
 from tests.support.netns import Namespace, isolated_namespace, require_netns, sweep_stale
 from tests.support.torture_helpers import Workload, build_workload
 
-pytestmark = [pytest.mark.kafka, pytest.mark.slow]
+pytestmark = [pytest.mark.kafka, pytest.mark.own_broker, pytest.mark.slow]
 
 EVENTS = 200_000
 IDENTITIES = 20_000

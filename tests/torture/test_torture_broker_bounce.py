@@ -38,7 +38,7 @@ from tests.support.torture_helpers import (
     wait_stable,
 )
 
-pytestmark = [pytest.mark.kafka, pytest.mark.slow]
+pytestmark = [pytest.mark.kafka, pytest.mark.own_broker, pytest.mark.slow]
 
 EVENTS = 50_000
 IDENTITIES = 5_000

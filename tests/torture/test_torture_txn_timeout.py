@@ -39,7 +39,7 @@ from tests.support.kafka_helpers import (
     wait_for,
 )
 
-pytestmark = [pytest.mark.kafka, pytest.mark.slow]
+pytestmark = [pytest.mark.kafka, pytest.mark.own_broker, pytest.mark.slow]
 
 PARTITION_S = 20.0
 TRANSACTION_TIMEOUT_MS = 5_000
