@@ -30,7 +30,14 @@ SUBSCRIBE_URL = (
 NOW = dt.datetime(2026, 11, 30, 12, 0, 0, tzinfo=dt.UTC)
 
 
-def make_certificate(key: rsa.RSAPrivateKey) -> bytes:
+def make_certificate(
+    key: rsa.RSAPrivateKey,
+    *,
+    valid_from: dt.timedelta = dt.timedelta(days=-1),
+    valid_until: dt.timedelta = dt.timedelta(days=30),
+) -> bytes:
+    """A self-signed certificate of ``key``, valid from now + ``valid_from`` to now +
+    ``valid_until`` (the real now: the verifier checks the window against the real clock)."""
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "sns.amazonaws.com")])
     now = dt.datetime.now(dt.UTC)
     certificate = (
@@ -39,8 +46,8 @@ def make_certificate(key: rsa.RSAPrivateKey) -> bytes:
         .issuer_name(name)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(days=1))
-        .not_valid_after(now + dt.timedelta(days=30))
+        .not_valid_before(now + valid_from)
+        .not_valid_after(now + valid_until)
         .sign(key, hashes.SHA256())
     )
     return certificate.public_bytes(serialization.Encoding.PEM)
