@@ -324,32 +324,31 @@ def test_minio_positions_compare_by_value_under_either_ordering() -> None:
     assert check(steps, config).outcomes == ["accepted", "accepted", "stale"]
 
 
-POSITIONS = st.one_of(
-    st.none(),
-    st.text("0123456789abcdefABCDEF", min_size=1, max_size=3),
-    st.sampled_from(["", "zz"]),
-)
+HEX_POSITIONS = st.text("0123456789abcdefABCDEF", min_size=1, max_size=3)
+POSITIONS = st.one_of(HEX_POSITIONS, HEX_POSITIONS, st.none(), st.sampled_from(["", "zz"]))
 STEPS = st.builds(
     Step,
-    obj=st.integers(0, len(OBJECTS) - 1),
+    obj=st.sampled_from((0, 0, 0, *range(len(OBJECTS)))),
     n=st.integers(0, 2),
-    kind=st.sampled_from(KINDS),
+    kind=st.sampled_from(("created", *KINDS)),
     position=POSITIONS,
     dt=st.integers(-25, 30),
-    repair=st.booleans(),
+    repair=st.sampled_from((False, False, False, True)),
     pick=st.integers(0, 50),
     purge=st.booleans(),
 )
 CONFIGS = st.builds(
     Config,
     ordering=st.sampled_from(["aws", "numeric"]),
-    ordered=st.frozensets(st.sampled_from(["s3", "azure", "minio", "gcs"])),
-    kinds=st.frozensets(st.sampled_from(KINDS), min_size=1),
+    ordered=st.frozensets(st.sampled_from(["azure", "minio", "gcs"])).map(
+        lambda chosen: chosen | {"s3"}
+    ),
+    kinds=st.frozensets(st.sampled_from(KINDS)).map(lambda chosen: chosen | {"created"}),
     window=st.integers(1, 30),
 )
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(STEPS, max_size=30), CONFIGS)
+@given(st.lists(STEPS, min_size=4, max_size=30), CONFIGS)
 def test_the_decider_agrees_with_the_model(steps: list[Step], config: Config) -> None:
     check(steps, config)
