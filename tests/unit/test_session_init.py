@@ -123,3 +123,41 @@ def test_init_gives_up_on_concurrent_transactions_after_the_transaction_timeout(
     with pytest.raises(WorkerFatalError, match="another concurrent operation"):
         session.init()
     assert 2 <= producer.inits <= 3
+
+
+class _EndingOutage(_Outage):
+    """Down for the first ``down`` questions, then every partition takes writes again."""
+
+    def __init__(self, down: int) -> None:
+        super().__init__(cluster_down=True)
+        self.down = down
+
+    def waiting(self) -> bool:
+        self.asked += 1
+        return self.asked <= self.down
+
+
+def _short_session(producer: _InitProducer, outage: _Outage) -> TransactionalSession:
+    return TransactionalSession(
+        producer,  # type: ignore[arg-type]
+        SessionRole("worker", "app-w0", "--instance-id", 500),
+        timeout_s=0.1,
+        failed=WorkerFatalError,
+        outage=outage,
+    )
+
+
+def test_init_keeps_asking_while_the_coordinator_reloads_after_an_outage() -> None:
+    """Seen in CI (two of three nodes down, the worker killed and restarted): node 1 came
+    back, every partition took writes, and init_transactions still timed out for 16 s
+    while the coordinator reloaded the transaction log; the worker exited 1."""
+    producer = _InitProducer(*[_TIMED_OUT] * 4)
+    _session(producer, _EndingOutage(down=2)).init()
+    assert producer.inits == 5
+
+
+def test_after_an_outage_init_gives_up_once_the_settling_time_is_over() -> None:
+    producer = _InitProducer(*[_TIMED_OUT] * 100)
+    with pytest.raises(WorkerFatalError, match="Timed out waiting"):
+        _short_session(producer, _EndingOutage(down=1)).init()
+    assert 2 <= producer.inits <= 5  # 0.6 s of settling, 0.5 s between attempts

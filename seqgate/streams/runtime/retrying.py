@@ -14,7 +14,14 @@ from typing import Protocol
 
 from confluent_kafka import KafkaError, KafkaException
 
-__all__ = ["OTHER_CALL_PENDING", "RETRY_PAUSE_S", "init_may_retry", "retriable", "retrying"]
+__all__ = [
+    "OTHER_CALL_PENDING",
+    "RETRY_PAUSE_S",
+    "InitRetries",
+    "init_may_retry",
+    "retriable",
+    "retrying",
+]
 
 # The retries are the session's: its logger name, which operators filter on, stays the same.
 log = logging.getLogger("seqgate.streams.runtime.session")
@@ -30,17 +37,43 @@ def retriable(error: KafkaError) -> bool:
     return bool(error.retriable()) and error.code() not in OTHER_CALL_PENDING
 
 
+def init_may_retry(error: KafkaError, settled_by: float, after_outage: bool = False) -> bool:
+    """Whether a failed init_transactions that no write outage explains now is asked again
+    (the caller asks again while one does): until ``settled_by``, CONCURRENT_TRANSACTIONS
+    (the coordinator still completing an earlier incarnation's transaction, which
+    librdkafka hands back) and, once an outage has explained earlier failures
+    (``after_outage``), any retriable failure (the partitions take writes again before
+    the transaction coordinator has reloaded its log)."""
+    if time.monotonic() >= settled_by:
+        return False
+    if error.code() == KafkaError.CONCURRENT_TRANSACTIONS:
+        return True
+    return after_outage and retriable(error)
+
+
 class _Outage(Protocol):
     def waiting(self) -> bool: ...
 
 
-def init_may_retry(error: KafkaError, outage: _Outage | None, settled_by: float) -> bool:
-    """Whether a failed init_transactions is asked again: a retriable failure while a write
-    outage explains it; CONCURRENT_TRANSACTIONS (the coordinator still completing an earlier
-    incarnation's transaction, which librdkafka hands back) until ``settled_by``."""
-    if error.code() == KafkaError.CONCURRENT_TRANSACTIONS and time.monotonic() < settled_by:
-        return True
-    return retriable(error) and outage is not None and outage.waiting()
+class InitRetries:
+    """Whether each failed init_transactions of one start is asked again: while a write
+    outage explains it (``outage.waiting()``), else as `init_may_retry` says, the settling
+    time running ``settle_s`` from the start and from the outage's last explanation.
+    Seen in CI: node 1 of three back, every partition writable, and the coordinator
+    still timing the call out while it reloaded the transaction log."""
+
+    def __init__(self, settle_s: float, outage: _Outage | None) -> None:
+        self.settle_s = settle_s
+        self.outage = outage
+        self.settled_by = time.monotonic() + settle_s
+        self.after_outage = False
+
+    def again(self, error: KafkaError) -> bool:
+        if retriable(error) and self.outage is not None and self.outage.waiting():
+            self.after_outage = True
+            self.settled_by = max(self.settled_by, time.monotonic() + self.settle_s)
+            return True
+        return init_may_retry(error, self.settled_by, self.after_outage)
 
 
 def retrying(

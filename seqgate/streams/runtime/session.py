@@ -34,7 +34,7 @@ from seqgate.streams.runtime.bounded_call import CallHung, call_within
 from seqgate.streams.runtime.faults import FaultInjector, FaultPoint
 from seqgate.streams.runtime.kafka_clients import is_fatal
 from seqgate.streams.runtime.renewal import ProducerLost, RenewalBudget, renewable
-from seqgate.streams.runtime.retrying import RETRY_PAUSE_S, init_may_retry, retriable, retrying
+from seqgate.streams.runtime.retrying import RETRY_PAUSE_S, InitRetries, retriable, retrying
 from seqgate.streams.runtime.transaction_failures import FatalErrorTrap, SessionRole, describe_fatal
 
 log = logging.getLogger(__name__)
@@ -117,15 +117,15 @@ class TransactionalSession:
     def init(self) -> None:
         """Fence any earlier incarnation with this transactional.id and abort its open
         transaction; the caller's failure when the broker does not allow it. Asked again
-        during a write outage (worker/outage.py) and, for up to the transaction timeout, while
-        the coordinator completes the earlier transaction (retrying.init_may_retry)."""
-        settled_by = time.monotonic() + self.role.transaction_timeout_ms / 1000 + self._timeout_s
+        while a write outage or a settling coordinator explains a failure (InitRetries)."""
+        settle_s = self.role.transaction_timeout_ms / 1000 + self._timeout_s
+        retries = InitRetries(settle_s, self._outage)
         while True:
             try:
                 self.producer.init_transactions(self._timeout_s)
                 return
             except KafkaException as error:
-                if not init_may_retry(error.args[0], self._outage, settled_by):
+                if not retries.again(error.args[0]):
                     raise self._failed(
                         f"init_transactions for transactional.id {self.role.transactional_id}"
                         f" failed: {error.args[0].str()}"
