@@ -55,10 +55,12 @@ class _Outage:
         return self.stop
 
 
-def _session(producer: _InitProducer, outage: _Outage | None) -> TransactionalSession:
+def _session(
+    producer: _InitProducer, outage: _Outage | None, transaction_timeout_ms: int = 60_000
+) -> TransactionalSession:
     return TransactionalSession(
         producer,  # type: ignore[arg-type]
-        SessionRole("worker", "app-w0", "--instance-id", 60_000),
+        SessionRole("worker", "app-w0", "--instance-id", transaction_timeout_ms),
         timeout_s=0.1,
         failed=WorkerFatalError,
         outage=outage,
@@ -114,14 +116,8 @@ def test_init_waits_while_the_coordinator_completes_the_earlier_transaction() ->
 
 def test_init_gives_up_on_concurrent_transactions_after_the_transaction_timeout() -> None:
     producer = _InitProducer(*[_CONCURRENT] * 100)
-    session = TransactionalSession(
-        producer,  # type: ignore[arg-type]
-        SessionRole("worker", "app-w0", "--instance-id", 500),
-        timeout_s=0.1,
-        failed=WorkerFatalError,
-    )
     with pytest.raises(WorkerFatalError, match="another concurrent operation"):
-        session.init()
+        _session(producer, None, 500).init()
     assert 2 <= producer.inits <= 3
 
 
@@ -137,16 +133,6 @@ class _EndingOutage(_Outage):
         return self.asked <= self.down
 
 
-def _short_session(producer: _InitProducer, outage: _Outage) -> TransactionalSession:
-    return TransactionalSession(
-        producer,  # type: ignore[arg-type]
-        SessionRole("worker", "app-w0", "--instance-id", 500),
-        timeout_s=0.1,
-        failed=WorkerFatalError,
-        outage=outage,
-    )
-
-
 def test_init_keeps_asking_while_the_coordinator_reloads_after_an_outage() -> None:
     """Seen in CI (two of three nodes down, the worker killed and restarted): node 1 came
     back, every partition took writes, and init_transactions still timed out for 16 s
@@ -159,5 +145,5 @@ def test_init_keeps_asking_while_the_coordinator_reloads_after_an_outage() -> No
 def test_after_an_outage_init_gives_up_once_the_settling_time_is_over() -> None:
     producer = _InitProducer(*[_TIMED_OUT] * 100)
     with pytest.raises(WorkerFatalError, match="Timed out waiting"):
-        _short_session(producer, _EndingOutage(down=1)).init()
+        _session(producer, _EndingOutage(down=1), 500).init()
     assert 2 <= producer.inits <= 5  # 0.6 s of settling, 0.5 s between attempts

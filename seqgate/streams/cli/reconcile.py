@@ -7,7 +7,7 @@ import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import click
@@ -177,7 +177,8 @@ def _lister(
     region: str | None,
     connection_string: str | None,
 ) -> Iterable[ListedObject]:
-    """The listing, not started yet (it runs while the comparison consumes it)."""
+    """The listing, not started yet: the listers are generators, which run while the
+    comparison consumes them."""
     if provider == "azure":
         from seqgate.connectors.listing.azure import list_azure
 
@@ -191,15 +192,12 @@ def _lister(
                 "--provider azure needs --azure-connection-string (or"
                 " AZURE_STORAGE_CONNECTION_STRING)"
             )
-        connection = connection_string
-        return _deferred(lambda: list_azure(bucket, prefix=prefix, connection_string=connection))
+        return list_azure(bucket, prefix=prefix, connection_string=connection_string)
     from seqgate.connectors.listing.s3 import list_s3
 
     if connection_string:
         raise UsageError("--azure-connection-string is for --provider azure")
-    return _deferred(
-        lambda: list_s3(bucket, prefix=prefix, endpoint_url=endpoint_url, region=region)
-    )
+    return list_s3(bucket, prefix=prefix, endpoint_url=endpoint_url, region=region)
 
 
 def _identity_bucket(provider: str, bucket: str, connection_string: str | None) -> str:
@@ -210,10 +208,6 @@ def _identity_bucket(provider: str, bucket: str, connection_string: str | None) 
     from seqgate.connectors.listing.azure import azure_bucket
 
     return azure_bucket(bucket, connection_string)
-
-
-def _deferred(start: Callable[[], Iterator[ListedObject]]) -> Iterator[ListedObject]:
-    yield from start()
 
 
 def _counting(listing: Iterable[ListedObject], meter: Meter) -> Iterator[ListedObject]:
