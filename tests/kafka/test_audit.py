@@ -119,7 +119,7 @@ def test_an_aborted_transaction_leaves_no_audit_record(
 ) -> None:
     config = audited_config(kafka_bootstrap, unique_name, tmp_path)
     produce_events(kafka_bootstrap, config.input_topic, [s3_event("f"), s3_event("f")])
-    with worker_thread(config, faults=RaiseAt(point)) as running:
+    with worker_thread(config, faults=RaiseAt(point), expect_errors=True) as running:
         wait_for(lambda: bool(running.errors), 60, "the injected failure")
     assert isinstance(running.errors[0], InjectedFault)
     assert running.decisions == []

@@ -37,7 +37,7 @@ def test_a_worker_that_reads_nothing_while_records_wait_exits_naming_the_partiti
 
     worker = Worker(config, on_commit=on_commit)
     produce_events(kafka_bootstrap, config.input_topic, [s3_event("a1")])
-    with running(worker) as run:
+    with running(worker, expect_errors=True) as run:
         wait_for(caught_up(kafka_bootstrap, config), 60, "the worker to catch up")
         idle_since = time.monotonic()
         # Idle with nothing to read, longer than the stall timeout: never a stall.
@@ -81,7 +81,7 @@ def test_a_worker_whose_partitions_are_lost_and_never_given_back_exits(
     worker = Worker(config, on_commit=on_commit)
     lose_after_next_commit.set()
     produce_events(kafka_bootstrap, config.input_topic, [s3_event("a1")])
-    with running(worker) as run:
+    with running(worker, expect_errors=True) as run:
         run.thread.join(60)
         assert not run.thread.is_alive(), "the worker without partitions did not exit"
     (error,) = run.errors
@@ -111,7 +111,7 @@ def test_a_worker_fenced_as_a_static_member_exits_with_one_line(
         }
     )
     try:
-        with running(worker) as run:
+        with running(worker, expect_errors=True) as run:
             wait_for(caught_up(kafka_bootstrap, config), 60, "the worker to catch up")
             usurper.subscribe([config.input_topic])
             deadline = time.monotonic() + 60

@@ -122,7 +122,7 @@ def test_failure_before_commit_leaves_nothing_and_retry_is_accepted_once(
 ) -> None:
     config = make_config(kafka_bootstrap, unique_name, tmp_path)
     produce_events(kafka_bootstrap, config.input_topic, [s3_event("f")])
-    with worker_thread(config, faults=RaiseAt(point)) as running:
+    with worker_thread(config, faults=RaiseAt(point), expect_errors=True) as running:
         wait_for(lambda: bool(running.errors), 60, "the injected failure")
     assert isinstance(running.errors[0], InjectedFault)
     assert running.decisions == []
@@ -151,7 +151,9 @@ def test_failure_after_commit_is_caught_up_by_restore(
     """Kafka committed but RocksDB was not written: the restart restores from the changelog."""
     config = make_config(kafka_bootstrap, unique_name, tmp_path)
     produce_events(kafka_bootstrap, config.input_topic, [s3_event("f")])
-    with worker_thread(config, faults=RaiseAt(FaultPoint.AFTER_COMMIT)) as running:
+    with worker_thread(
+        config, faults=RaiseAt(FaultPoint.AFTER_COMMIT), expect_errors=True
+    ) as running:
         wait_for(lambda: bool(running.errors), 60, "the injected failure")
     produce_events(kafka_bootstrap, config.input_topic, [s3_event("f"), s3_event("f1")])
     with worker_thread(config) as running:
@@ -168,7 +170,7 @@ def test_a_fenced_worker_stops_with_a_clear_error_and_commits_nothing_more(
 ) -> None:
     config = make_config(kafka_bootstrap, unique_name, tmp_path)
     produce_events(kafka_bootstrap, config.input_topic, [s3_event("1")])
-    with worker_thread(config) as running:
+    with worker_thread(config, expect_errors=True) as running:
         wait_for(caught_up(kafka_bootstrap, config), 60, "the worker to catch up")
         # Another process claims the same transactional.id: the worker is now a zombie.
         usurper = Producer(

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
-from confluent_kafka import TopicCollection
+from confluent_kafka import KafkaError, KafkaException, TopicCollection
 from confluent_kafka.admin import AdminClient
 
 from seqgate.connectors.parsers.normalize import normalize
@@ -193,8 +193,23 @@ def recreate_changelog(kafka_bootstrap: str, config: WorkerConfig, partitions: i
 
 
 def topic_id(kafka_bootstrap: str, topic: str) -> str:
+    """The topic's id, once the broker describes it (a topic just created can still be
+    unknown to the metadata the request reaches: CI saw UNKNOWN_TOPIC_OR_PART)."""
     admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
-    return str(admin.describe_topics(TopicCollection([topic]))[topic].result(30).topic_id)
+    found: list[str] = []
+
+    def described() -> bool:
+        try:
+            description = admin.describe_topics(TopicCollection([topic]))[topic].result(30)
+        except KafkaException as error:
+            if error.args[0].code() != KafkaError.UNKNOWN_TOPIC_OR_PART:
+                raise
+            return False
+        found.append(str(description.topic_id))
+        return True
+
+    wait_for(described, 60, f"{topic} to be described")
+    return found[0]
 
 
 @pytest.mark.kafka
@@ -257,7 +272,7 @@ def test_a_full_disk_is_one_error_line_and_a_restart_recovers(
     config = make_config(kafka_bootstrap, unique_name, small_disk, partitions=1)
     first = objects(100, "before")
     produce_events(kafka_bootstrap, config.input_topic, first)
-    with worker_thread(config) as running:
+    with worker_thread(config, expect_errors=True) as running:
         wait_for(caught_up(kafka_bootstrap, config), 120, "the worker to accept the first batch")
         filler = fill(small_disk)
         # One transaction's changes, far more than the page the store's log has left.

@@ -190,7 +190,7 @@ def test_aborts_that_never_end_stop_the_worker_with_one_line(
     )
     good = event("a.txt", "10")
     produce(kafka_bootstrap, config.input_topic, [(identity_of(good), OBJECT_EVENT.encode(good))])
-    with running(Worker(config)) as run:
+    with running(Worker(config), expect_errors=True) as run:
         run.thread.join(90)
         assert not run.thread.is_alive(), "the worker still aborts and retries after 90 s"
     assert len(run.errors) == 1 and isinstance(run.errors[0], WorkerFatalError), run.errors

@@ -109,19 +109,23 @@ def group_args(config: WorkerConfig) -> list[str]:
 
 @contextlib.contextmanager
 def worker_thread(
-    config: WorkerConfig, faults: FaultInjector | None = None
+    config: WorkerConfig, faults: FaultInjector | None = None, *, expect_errors: bool = False
 ) -> Iterator[RunningWorker]:
+    """`running` for a worker built from `config`, recording what each commit decided."""
     decisions: list[Decision] = []
     worker = Worker(config, faults=faults, on_commit=decisions.extend)
-    with running(worker) as run:
+    with running(worker, expect_errors=expect_errors) as run:
         run.decisions = decisions
         yield run
 
 
 @contextlib.contextmanager
-def running(worker: Worker) -> Iterator[RunningWorker]:
-    """Run an already built worker in a thread; errors it raises land in `.errors`;
-    on leaving, stop it and wait for it."""
+def running(worker: Worker, *, expect_errors: bool = False) -> Iterator[RunningWorker]:
+    """Run an already built worker in a thread; on leaving, stop it and wait for it.
+
+    A worker that raised fails the test on leaving, unless the test said it expects
+    errors (an injected fault, a fencing): then it is the test's to assert on `.errors`.
+    """
     stop = threading.Event()
     run = RunningWorker(worker, stop, threading.Thread(target=lambda: None))
 
@@ -139,6 +143,11 @@ def running(worker: Worker) -> Iterator[RunningWorker]:
         stop.set()
         run.thread.join(60)
         assert not run.thread.is_alive(), "worker did not stop within 60s"
+        if run.errors and not expect_errors:
+            raise AssertionError(
+                f"the worker thread raised {run.errors[0]!r}; pass expect_errors=True "
+                "if the test provokes it"
+            ) from run.errors[0]
 
 
 def produce_events(bootstrap: str, topic: str, events: list[ObjectEvent]) -> None:

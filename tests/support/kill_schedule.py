@@ -1,5 +1,5 @@
-"""The kill -9 schedule of the torture tests: a worker killed at random moments, from
-outside (after a random delay or after random committed progress) or from inside at a
+"""The kill -9 schedule of the torture tests: a worker killed from outside at an observed
+stage of its start (``STAGES``) or after random committed progress, or from inside at a
 fault point (``SEQGATE_FAULT``), while the input is fed and topped up
 (tests/torture/test_torture_kill9.py, tests/kafka/test_faust_consumer.py)."""
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from tests.support.kafka_helpers import wait_for
@@ -58,6 +59,29 @@ class Input:
             self.extra += len(extra)
 
 
+def _started(probe: GroupProbe, instance: str) -> Callable[[WorkerProcess], bool]:
+    return WorkerProcess.catches_sigterm
+
+
+def _member(probe: GroupProbe, instance: str) -> Callable[[WorkerProcess], bool]:
+    # Read before the start: the killed incarnation stays in the group until its session
+    # times out, under the same instance id; the new one is the member with another id.
+    before = probe.members().get(instance, ("", set()))[0]
+
+    def owns_partitions(worker: WorkerProcess) -> bool:
+        member_id, partitions = probe.members().get(instance, (before, set()))
+        return member_id != before and bool(partitions)
+
+    return owns_partitions
+
+
+# Observed stages of a starting worker, each a moment to kill it at.
+STAGES: dict[str, Callable[[GroupProbe, str], Callable[[WorkerProcess], bool]]] = {
+    "started": _started,  # imports done, its signal handlers installed
+    "member": _member,  # the group shows this incarnation owning partitions
+}
+
+
 def kill_once(
     launcher: WorkerLauncher,
     probe: GroupProbe,
@@ -78,10 +102,14 @@ def kill_once(
 
         wait_for(dead, 180, f"the fault injector to kill the worker ({kind}:{skip})")
         assert worker.process.returncode == -signal.SIGKILL, _died(worker)
-    elif kind == "delay":
+    elif kind in STAGES:
+        reached = STAGES[kind](probe, instance)
         worker = launcher.start(instance)
-        # A random moment, not a synchronization: anywhere from start-up to processing.
-        time.sleep(rng.uniform(0.5, 4.0))
+        # Killed the moment the stage is seen (start-up done, or owning partitions:
+        # init_transactions, the changelog restore and the first transactions follow).
+        wait_for(
+            lambda: reached(worker) or not worker.alive(), 120, f"the worker to reach {kind!r}"
+        )
         assert worker.alive(), _died(worker)
         worker.kill()
     else:

@@ -265,6 +265,14 @@ class WorkerProcess:
     def signal(self, signum: int) -> None:
         self.process.send_signal(signum)
 
+    def frozen(self) -> bool:
+        """Whether the process is stopped (SIGSTOP: state T in /proc/PID/stat)."""
+        try:
+            stat = Path(f"/proc/{self.pid}/stat").read_text()
+        except OSError:
+            return False
+        return stat.rsplit(")", 1)[1].split()[0] == "T"
+
     def catches_sigterm(self) -> bool:
         """Whether the process has installed its SIGTERM handler (Linux: SigCgt in
         /proc/PID/status); before that, SIGTERM kills it instead of stopping it."""
@@ -403,7 +411,9 @@ class WorkerLauncher:
         if self.transaction_timeout_ms is not None:
             command += ["--transaction-timeout-ms", str(self.transaction_timeout_ms)]
         command += list(extra_args)
-        environment = {key: value for key, value in os.environ.items() if key != "SEQGATE_FAULT"}
+        environment = {
+            key: value for key, value in os.environ.items() if not key.startswith("SEQGATE_FAULT")
+        }
         environment.update(env or {})
         if fault is not None:
             environment["SEQGATE_FAULT"] = fault
@@ -531,6 +541,11 @@ class GroupProbe:
 
     def assignment(self) -> dict[str, set[int]]:
         """group.instance.id (or member id) -> assigned input partitions, as the group says."""
+        return {name: partitions for name, (_, partitions) in self.members().items()}
+
+    def members(self) -> dict[str, tuple[str, set[int]]]:
+        """group.instance.id (or member id) -> (member id, assigned input partitions). A
+        static member's restart gets a new member id under the same instance id."""
         try:
             future = self._admin.describe_consumer_groups([self.config.application_id])[
                 self.config.application_id
@@ -540,17 +555,17 @@ class GroupProbe:
             if _retriable(error):
                 return {}
             raise
-        owners: dict[str, set[int]] = {}
+        found: dict[str, tuple[str, set[int]]] = {}
         for member in description.members:
             name = member.group_instance_id or member.member_id
-            partitions = owners.setdefault(name, set())
+            _, partitions = found.setdefault(name, (member.member_id, set()))
             if member.assignment is not None:
                 partitions.update(
                     tp.partition
                     for tp in member.assignment.topic_partitions
                     if tp.topic == self.config.input_topic
                 )
-        return owners
+        return found
 
     def last_stable_offsets(self, topic: str) -> dict[int, int] | None:
         """read_committed end (the LSO) of each partition of `topic`."""

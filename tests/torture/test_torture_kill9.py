@@ -1,10 +1,10 @@
-"""Torture (issue 4): kill -9 the worker at many random moments; `verify` must still pass.
+"""Torture (issue 4): kill -9 the worker at many moments; `verify` must still pass.
 
 200,000 events over 20,000 objects in 6 partitions, 30% redeliveries and late
 (out-of-order) arrivals, fed while the worker runs. The worker process is
-SIGKILLed at least 12 times: after random delays (which also hit start-up,
-init_transactions and the changelog restore), right after random amounts of
-committed progress, and from inside the worker at the fault points
+SIGKILLed at least 12 times: as soon as it has started or as soon as the group shows it
+owning partitions (so in init_transactions or the changelog restore), right after random
+amounts of committed progress, and from inside the worker at the fault points
 (`SEQGATE_FAULT`): between send_offsets_to_transaction and commit_transaction
 (a transaction being committed), right after the Kafka commit (RocksDB not yet
 written), and in the middle of a transaction. Each time it is restarted with the
@@ -43,10 +43,11 @@ PARTITIONS = 6
 PRELOAD = 0.3  # share of the input produced before the first worker starts
 INSTANCE = "torture"
 
-# Kill kinds: an outside SIGKILL after a random delay or after random committed
-# progress, or a SIGKILL the worker sends itself at a fault point.
+# Kill kinds: an outside SIGKILL at an observed stage of the start (kill_schedule.STAGES)
+# or after random committed progress, or a SIGKILL the worker sends itself at a fault point.
 SCHEDULE = (
-    ["delay"] * 4
+    ["started"] * 2
+    + ["member"] * 2
     + ["progress"] * 4
     + [
         "kill:before_commit",

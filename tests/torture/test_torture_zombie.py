@@ -1,10 +1,11 @@
 """Torture (issue 4): a worker paused past its session timeout is fenced when it resumes.
 
 Worker A processes a live stream; it is SIGSTOPped while a transaction holding
-outbox records is open, and stays stopped past its session timeout while worker
-B (another instance id, so another transactional.id: B's init_transactions
-does NOT fence A) joins and takes over every partition. A is then resumed with
-SIGCONT, its transaction still open (the pause is shorter than its
+outbox records is open (by its own fault point `stop:after_state_update`, armed by the
+test while input flows: mid-transaction, the commit never asked for), and stays stopped
+past its session timeout while worker B (another instance id, so another transactional.id:
+B's init_transactions does NOT fence A) joins and takes over every partition. A is then
+resumed with SIGCONT, its transaction still open (the pause is shorter than its
 transaction timeout): a zombie that believes it still owns its partitions.
 
 Nothing A produces after the pause may become visible to a read_committed
@@ -22,7 +23,9 @@ import time
 from pathlib import Path
 
 import pytest
+from confluent_kafka import Consumer, TopicPartition
 
+from seqgate.schemas.codec import OUTBOX_RECORD
 from tests.support.kafka_helpers import make_config, wait_for
 from tests.support.torture_helpers import (
     Feeder,
@@ -34,7 +37,6 @@ from tests.support.torture_helpers import (
     input_producer,
     launched,
     produce_records,
-    stable,
     wait_stable,
 )
 
@@ -46,38 +48,62 @@ PARTITIONS = 6
 SESSION_TIMEOUT_MS = 6_000  # the broker's group.min.session.timeout.ms
 
 
-# A transaction whose commit was already sent when the worker stopped still completes
-# (the coordinator writes its markers on its own) within milliseconds; one that stays
-# open this long while the worker is stopped is really open.
-OPEN_CONFIRMATION_S = 2.0
-
-
 def pause_inside_a_transaction(
-    worker: WorkerProcess, probe: GroupProbe, topic: str
+    worker: WorkerProcess, probe: GroupProbe, bootstrap: str, arm: Path
 ) -> tuple[int, dict[int, int]]:
-    """SIGSTOP `worker` at a random moment when it has an open transaction with records
-    in `topic` (not one it was committing); returns the number of attempts and the
-    topic's high watermarks then."""
-    rng = random.Random()
-    for attempt in range(1, 51):
-        time.sleep(rng.uniform(0.05, 0.3))  # a random moment, not a synchronization
-        worker.signal(signal.SIGSTOP)
-        high = probe.high_watermarks(topic)
-        if high is not None and not stable(probe, [topic]) and _stays_open(probe, topic, high):
+    """Arm the worker's `stop:after_state_update` fault and wait until it has frozen itself
+    there, in the middle of a transaction (nothing flushed, no offsets sent, no commit
+    asked for), where it stays until SIGCONT. A frozen transaction with no record in the
+    outbox yet is let go and the next freeze taken. Returns the freezes it took and the
+    outbox's high watermarks."""
+    for attempt in range(1, 21):
+        arm.touch()
+        wait_for(
+            lambda: worker.frozen() or not worker.alive(),
+            60,
+            "the worker to freeze itself in a transaction",
+        )
+        assert worker.alive(), worker.stderr()[-3000:]
+        arm.unlink()
+        high = probe.high_watermarks(probe.config.outbox_topic)
+        if high is not None and holds_uncommitted_records(probe, bootstrap):
             return attempt, high
         worker.signal(signal.SIGCONT)
-    raise AssertionError("never caught the worker inside a transaction")
+        wait_for(lambda: not worker.frozen(), 10, "the worker to go on after SIGCONT")
+    raise AssertionError("no frozen transaction held records in the outbox")
 
 
-def _stays_open(probe: GroupProbe, topic: str, high: dict[int, int]) -> bool:
-    """False if the transaction holding back `topic` completes within the confirmation
-    window (the stopped worker had already asked for its commit)."""
-    deadline = time.monotonic() + OPEN_CONFIRMATION_S
-    while time.monotonic() < deadline:
-        if aborted(probe, topic, high):
-            return False
-        time.sleep(0.1)  # polling interval of the observation
-    return True
+def holds_uncommitted_records(probe: GroupProbe, bootstrap: str) -> bool:
+    """Whether the outbox has a record of a transaction not committed: past the last stable
+    offset, from an input offset at or past the group's committed one. Committed offsets
+    read with read_committed are stable (KIP-447): earlier transactions have completed."""
+    config = probe.config
+    settings = {"bootstrap.servers": bootstrap, "group.id": config.application_id}
+    stable_reader = Consumer({**settings, "isolation.level": "read_committed"})
+    reader = Consumer(
+        {**settings, "isolation.level": "read_uncommitted", "enable.partition.eof": True}
+    )
+    try:
+        inputs = [TopicPartition(config.input_topic, p) for p in probe.partitions]
+        committed = {tp.partition: tp.offset for tp in stable_reader.committed(inputs, 30)}
+        lso = probe.last_stable_offsets(config.outbox_topic)
+        high = probe.high_watermarks(config.outbox_topic)
+        assert lso is not None and high is not None, "the outbox's offsets are unavailable"
+        unread = {p for p in lso if lso[p] < high[p]}
+        reader.assign([TopicPartition(config.outbox_topic, p, lso[p]) for p in unread])
+        while unread:
+            message = reader.poll(30)
+            assert message is not None, "reading the outbox past its last stable offset stalled"
+            if message.error() is not None:  # the end of a partition
+                unread.discard(message.partition() or 0)
+                continue
+            record = OUTBOX_RECORD.decode(message.value() or b"")
+            if record.input_offset >= max(committed[record.input_partition], 0):
+                return True
+        return False
+    finally:
+        reader.close()
+        stable_reader.close()
 
 
 def aborted(probe: GroupProbe, topic: str, high: dict[int, int]) -> bool:
@@ -126,7 +152,13 @@ def test_zombie_worker_is_fenced_after_a_pause(
             commit_every=20_000,
             commit_interval_ms=1_000,
         ) as launcher:
-            a = launcher.start("a")
+            arm = tmp_path / "arm-stop"
+            # Frozen by its own fault point, a random number of records after being armed.
+            a = launcher.start(
+                "a",
+                fault=f"stop:after_state_update:{random.randrange(100, 3_000)}",
+                env={"SEQGATE_FAULT_ARMED": str(arm)},
+            )
             probe.wait_committed(preload, 120, "A to process the preloaded input")
             feeder = Feeder(
                 kafka_bootstrap,
@@ -135,7 +167,7 @@ def test_zombie_worker_is_fenced_after_a_pause(
                 chunk=1_000,
                 pause_s=0.3,
             ).start()
-            attempts, high = pause_inside_a_transaction(a, probe, config.outbox_topic)
+            attempts, high = pause_inside_a_transaction(a, probe, kafka_bootstrap, arm)
             paused_at = time.monotonic()
             committed_at_pause = probe.committed_total()
             assert committed_at_pause is not None
@@ -275,12 +307,18 @@ def test_worker_fenced_by_its_transaction_timeout_names_the_timeout_and_goes_on(
             commit_every=20_000,
             commit_interval_ms=1_000,
         ) as launcher:
-            a = launcher.start("a")
+            arm = tmp_path / "arm-stop"
+            # Frozen by its own fault point, a random number of records after being armed.
+            a = launcher.start(
+                "a",
+                fault=f"stop:after_state_update:{random.randrange(100, 3_000)}",
+                env={"SEQGATE_FAULT_ARMED": str(arm)},
+            )
             probe.wait_committed(5_000, 60, "A to process the preloaded input")
             feeder = Feeder(
                 kafka_bootstrap, config.input_topic, records[5_000:], chunk=1_000, pause_s=0.3
             ).start()
-            _, high = pause_inside_a_transaction(a, probe, config.outbox_topic)
+            _, high = pause_inside_a_transaction(a, probe, kafka_bootstrap, arm)
             wait_for(
                 lambda: aborted(probe, config.outbox_topic, high),
                 transaction_timeout_ms / 1000 + 30,

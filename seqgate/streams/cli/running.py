@@ -32,11 +32,13 @@ def stop_on_signals() -> threading.Event:
 
 
 def injected_faults() -> FaultInjector:
-    """The faults SEQGATE_FAULT asks for (crash tests only); none without it."""
+    """The faults SEQGATE_FAULT asks for (crash and zombie tests only); none without it."""
     from seqgate.streams.runtime.faults import injector_from_env
 
     try:
-        return injector_from_env(os.environ.get("SEQGATE_FAULT"))
+        return injector_from_env(
+            os.environ.get("SEQGATE_FAULT"), os.environ.get("SEQGATE_FAULT_ARMED")
+        )
     except ValueError as error:
         raise UsageError(str(error)) from error
 

@@ -2,7 +2,7 @@
 
 Production code calls `faults.reach(point)`; the default injector does
 nothing. Tests pass an injector that raises (or kills the process) at a
-chosen point, to prove what a crash there leaves behind.
+chosen point, to prove what a crash (or a freeze) there leaves behind.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import os
 import signal
 import threading
 from enum import StrEnum
+from pathlib import Path
 
 
 class FaultPoint(StrEnum):
@@ -64,26 +65,48 @@ class HangAt(FaultInjector):
             self.release.wait(self.longest_s)
 
 
-class KillAt(FaultInjector):
-    """SIGKILL this process when `point` is reached (crash tests, via SEQGATE_FAULT)."""
+class SignalAt(FaultInjector):
+    """Send this process `signum` at `point`, past the first `after` reaches; with `armed`,
+    reaches count only while that file exists (a test arms the fault when it is ready).
 
-    def __init__(self, point: FaultPoint, after: int = 0) -> None:
+    SIGKILL is a crash there; SIGSTOP freezes the process there, for as long as the test
+    wants, in a state it knows (at `before_commit`: a transaction whose commit was never
+    asked for), and it goes on from there on SIGCONT.
+    """
+
+    def __init__(
+        self, point: FaultPoint, signum: int, after: int = 0, armed: Path | None = None
+    ) -> None:
         self.point = point
+        self.signum = signum
         self.after = after
+        self.armed = armed
 
     def reach(self, point: FaultPoint) -> None:
-        if point == self.point:
-            if self.after <= 0:
-                os.kill(os.getpid(), signal.SIGKILL)
+        if point != self.point or (self.armed is not None and not self.armed.exists()):
+            return
+        if self.after <= 0:
+            os.kill(os.getpid(), self.signum)
+        else:
             self.after -= 1
 
 
-def injector_from_env(value: str | None) -> FaultInjector:
-    """`SEQGATE_FAULT=kill:<point>[:<skip>]` — for crash tests only."""
+_SIGNALS = {"kill": signal.SIGKILL, "stop": signal.SIGSTOP}
+_FORMAT = "expected kill|stop:<point>[:<skip count>]"
+
+
+def injector_from_env(value: str | None, armed: str | None = None) -> FaultInjector:
+    """`SEQGATE_FAULT=<kill|stop>:<point>[:<skip>]`, armed by the file `SEQGATE_FAULT_ARMED`
+    names if set — for crash and zombie tests only."""
     if not value:
         return FaultInjector()
     parts = value.split(":")
-    if len(parts) not in (2, 3) or parts[0] != "kill":
-        raise ValueError(f"SEQGATE_FAULT={value!r}: expected kill:<point>[:<skip count>]")
-    point = FaultPoint(parts[1])
-    return KillAt(point, int(parts[2]) if len(parts) == 3 else 0)
+    if len(parts) not in (2, 3) or parts[0] not in _SIGNALS:
+        raise ValueError(f"SEQGATE_FAULT={value!r}: {_FORMAT}")
+    try:
+        point = FaultPoint(parts[1])
+        after = int(parts[2]) if len(parts) == 3 else 0
+    except ValueError:
+        points = ", ".join(point.value for point in FaultPoint)
+        raise ValueError(f"SEQGATE_FAULT={value!r}: {_FORMAT}; points: {points}") from None
+    return SignalAt(point, _SIGNALS[parts[0]], after, Path(armed) if armed else None)
