@@ -79,8 +79,9 @@ def test_survivor_takes_over_then_partitions_move_back(
             feeder = Feeder(
                 kafka_bootstrap, config.input_topic, workload.records[first:second], pause_s=0.3
             ).start()
-            probe.wait_committed(first + 5_000, 120, "both workers to make progress")
-            time.sleep(rng.uniform(0, 1.0))  # a random moment, not a synchronization
+            # Killed at a random amount of committed progress, observed, not after a sleep.
+            target = first + 5_000 + rng.randrange(5_000)
+            probe.wait_committed(target, 120, f"both workers to commit {target} inputs")
             owned_by_a = probe.assignment()["a"]
             assert a.alive(), a.stderr()[-3000:]
             a.kill()
