@@ -22,7 +22,6 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from seqgate.schemas.codec import OUTBOX_RECORD
 from seqgate.schemas.listing import plain_etag
 from seqgate.streams.cli import cli
 from seqgate.streams.rules.policy import Policy
@@ -37,12 +36,10 @@ from tests.support.azure_samples import (
 )
 from tests.support.azurite import ACCOUNT, azurite_blob
 from tests.support.kafka_helpers import (
-    caught_up,
+    last_outbox_events,
     make_config,
-    read_all,
+    run_until_caught_up,
     verify_target,
-    wait_for,
-    worker_thread,
 )
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
@@ -105,9 +102,7 @@ class Azure:
         self.process()
 
     def process(self) -> None:
-        with worker_thread(self.config) as run:
-            wait_for(caught_up(self.bootstrap, self.config), 90, "the worker to catch up")
-        assert not run.errors, run.errors
+        run_until_caught_up(self.config, "the worker to catch up")
 
     def dispatch(self) -> dict[str, tuple[str, str | None]]:
         """`seqgate dispatch` of the outbox into SQLite (each run resumes where the last
@@ -175,10 +170,7 @@ def test_reconcile_repairs_what_event_grid_never_delivered(azure: Azure) -> None
     assert code == 1 and report["published"] == 3
     azure.process()
     assert verify(verify_target(azure.config)).ok()
-    last = {}
-    for record in read_all(azure.bootstrap, azure.config.outbox_topic):
-        event = OUTBOX_RECORD.decode(record.value or b"").event
-        last[event.key] = event
+    last = last_outbox_events(azure.bootstrap, azure.config.outbox_topic)
     listed = {blob.name: plain_etag(blob.etag) for blob in azure.container.list_blobs()}
     assert {key: plain_etag(last[key].etag) for key in listed} == listed
     assert last["deleted"].kind == "removed"

@@ -25,7 +25,6 @@ import pytest
 from click.testing import CliRunner, Result
 
 from seqgate.connectors.listing.s3 import list_s3
-from seqgate.schemas.codec import OUTBOX_RECORD
 from seqgate.schemas.listing import plain_etag
 from seqgate.schemas.records import ObjectEvent
 from seqgate.streams.cli import cli
@@ -37,12 +36,10 @@ from seqgate.streams.tools.verify import verify
 from seqgate.streams.worker.config import WorkerConfig
 from tests.support.environment import clean_env
 from tests.support.kafka_helpers import (
-    caught_up,
+    last_outbox_events,
     make_config,
-    read_all,
+    run_until_caught_up,
     verify_target,
-    wait_for,
-    worker_thread,
 )
 from tests.support.moto_helpers import AWS_ENV, aws_client, moto_server
 from tests.support.paths import REPO
@@ -123,9 +120,7 @@ class Setup:
         self.process()
 
     def process(self) -> None:
-        with worker_thread(self.config) as run:
-            wait_for(caught_up(self.bootstrap, self.config), 90, "the worker to catch up")
-        assert not run.errors, run.errors
+        run_until_caught_up(self.config, "the worker to catch up")
 
     def reconcile(self, *options: str) -> tuple[Result, dict[str, Any]]:
         args = [
@@ -141,12 +136,7 @@ class Setup:
         return result, json.loads(result.stdout)
 
     def outbox_last(self) -> dict[str, ObjectEvent]:
-        """Key -> the last outbox event of it (what a downstream consumer ends with)."""
-        last: dict[str, ObjectEvent] = {}
-        for record in read_all(self.bootstrap, self.config.outbox_topic):
-            event = OUTBOX_RECORD.decode(record.value or b"").event
-            last[event.key] = event
-        return last
+        return last_outbox_events(self.bootstrap, self.config.outbox_topic)
 
     def target(self) -> ReconcileTarget:
         config = self.config

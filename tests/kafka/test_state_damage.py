@@ -31,6 +31,7 @@ from tests.support.kafka_helpers import (
     make_config,
     produce_events,
     read_all,
+    run_until_caught_up,
     wait_for,
     worker_thread,
 )
@@ -55,24 +56,6 @@ def objects(count: int, prefix: str = "obj") -> list[ObjectEvent]:
 
 def partition_path(config: WorkerConfig, partition: int) -> Path:
     return StateDirectory(config.state_dir, config.input_topic).partition_path(partition)
-
-
-def run_until_caught_up(
-    config: WorkerConfig, what: str, seen: list[Worker] | None = None
-) -> list[str]:
-    """Run a worker until the input is committed; its committed outcomes, in input order.
-    The worker is appended to `seen`."""
-    with worker_thread(config) as running:
-        if seen is not None:
-            seen.append(running.worker)
-        wait_for(
-            lambda: bool(running.errors) or caught_up(config.kafka.bootstrap_servers, config)(),
-            120,
-            what,
-        )
-    assert not running.errors, repr(running.errors[0])
-    decisions = sorted(running.decisions, key=lambda d: (d.partition, d.offset))
-    return [d.outcome.value for d in decisions]
 
 
 def rebuilds_counted(worker: Worker, reason: str, partition: int = 0) -> float | None:

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from seqgate.streams.devtools.broker.errors import tail_file, tail_text
-from seqgate.streams.devtools.broker.files import file_lock, write_json_atomic
+from seqgate.streams.devtools.broker.files import fill_once
 from seqgate.streams.devtools.broker.locations import seqgate_home
 from seqgate.streams.devtools.broker.toolchain import find_mvn
 
@@ -155,19 +155,12 @@ def ensure_apicurio() -> Path:
     home = apicurio_home()
     app = home / "app"
     marker = home / _MARKER
-    if _complete(app, marker):
-        return _main_dir(app)
-    mvn = find_mvn()
-    with file_lock(home / ".lock"):
-        if _complete(app, marker):
-            return _main_dir(app)
+
+    def fetch(staging: Path) -> dict[str, Any]:
         download = home / "download"
-        staging = home / "app.partial"
         shutil.rmtree(download, ignore_errors=True)
-        shutil.rmtree(staging, ignore_errors=True)
-        marker.unlink(missing_ok=True)
         command = [
-            mvn,
+            find_mvn(),
             "-B",
             "-q",
             "-Dstyle.color=never",
@@ -181,15 +174,12 @@ def ensure_apicurio() -> Path:
             raise RuntimeError(f"Maven succeeded but did not write {archive}")
         with tarfile.open(archive) as tar:
             tar.extractall(staging, filter="data")
-        shutil.rmtree(app, ignore_errors=True)
-        staging.rename(app)
         shutil.rmtree(download, ignore_errors=True)
-        main = _main_dir(app)
-        write_json_atomic(
-            marker,
-            {"version": APICURIO_VERSION, "main": str(main.relative_to(app) / _MAIN_JAR)},
-        )
-    return main
+        main = _main_dir(staging).relative_to(staging) / _MAIN_JAR
+        return {"version": APICURIO_VERSION, "main": str(main)}
+
+    fill_once(app, marker, lambda: _complete(app, marker), fetch)
+    return _main_dir(app)
 
 
 def _complete(app: Path, marker: Path) -> bool:

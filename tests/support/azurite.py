@@ -1,7 +1,7 @@
 """Azurite, Microsoft's Azure Storage emulator, as a real Blob service for the tests.
 
 npm installs a pinned Azurite once into ``${SEQGATE_HOME:-~/.cache/seqgate}/azurite``
-(serialized by a lock file, like the broker's jars); each ``azurite_blob()`` starts its
+(``fill_once``, as the broker's jars are); each ``azurite_blob()`` starts its
 own in-memory Blob service on a free loopback port and stops it afterwards. Without npm,
 or when the install fails, the test fails with the reason under ``$CI`` and is skipped
 with it otherwise.
@@ -18,10 +18,11 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from seqgate.streams.devtools.broker.files import file_lock
+from seqgate.streams.devtools.broker.files import fill_once
 from seqgate.streams.devtools.broker.locations import seqgate_home
 
 AZURITE_VERSION = "3.37.0"
@@ -62,23 +63,27 @@ def ensure_azurite() -> Path:
     """The ``azurite-blob`` program of the pinned version, installed with npm if needed."""
     home = seqgate_home() / "azurite"
     prefix = home / AZURITE_VERSION
-    program = prefix / "node_modules" / ".bin" / "azurite-blob"
-    marker = prefix / "install.complete"
-    if marker.is_file() and program.is_file():
-        return program
-    npm = shutil.which("npm")
-    if npm is None:
-        raise AzuriteUnavailable("npm is not on the PATH (install Node.js 18+ with npm)")
-    with file_lock(home / ".lock"):
-        if marker.is_file() and program.is_file():
-            return program
-        shutil.rmtree(prefix, ignore_errors=True)
-        prefix.mkdir(parents=True)
-        command = [npm, "install", "--prefix", str(prefix), f"azurite@{AZURITE_VERSION}"]
-        _run([*command, "--no-audit", "--no-fund", "--loglevel=error"], prefix)
-        _check_flags(program, prefix)
-        marker.write_text(f"azurite@{AZURITE_VERSION}\n", encoding="utf-8")
-    return program
+    marker = home / f"{AZURITE_VERSION}.complete"
+
+    def complete() -> bool:
+        return marker.is_file() and _program(prefix).is_file()
+
+    def install(staging: Path) -> dict[str, Any]:
+        npm = shutil.which("npm")
+        if npm is None:
+            raise AzuriteUnavailable("npm is not on the PATH (install Node.js 18+ with npm)")
+        command = [npm, "install", "--prefix", str(staging), f"azurite@{AZURITE_VERSION}"]
+        _run([*command, "--no-audit", "--no-fund", "--loglevel=error"], staging)
+        _check_flags(_program(staging), staging)
+        return {"package": f"azurite@{AZURITE_VERSION}"}
+
+    fill_once(prefix, marker, complete, install)
+    return _program(prefix)
+
+
+def _program(prefix: Path) -> Path:
+    # npm links it with a relative path: it stays valid when the prefix is renamed.
+    return prefix / "node_modules" / ".bin" / "azurite-blob"
 
 
 def _run(command: list[str], cwd: Path) -> str:

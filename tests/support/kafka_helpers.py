@@ -14,7 +14,7 @@ from pathlib import Path
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
-from seqgate.schemas.codec import OBJECT_EVENT
+from seqgate.schemas.codec import OBJECT_EVENT, OUTBOX_RECORD
 from seqgate.schemas.identity import event_identity
 from seqgate.schemas.records import ObjectEvent
 from seqgate.streams.devtools.broker import (
@@ -338,3 +338,30 @@ def produce(bootstrap: str, topic: str, records: list[tuple[bytes | None, bytes]
     for key, value in records:
         producer.produce(topic, key=key, value=value, partition=0)
     assert producer.flush(30) == 0
+
+
+def run_until_caught_up(
+    config: WorkerConfig, what: str, seen: list[Worker] | None = None, timeout: float = 120
+) -> list[str]:
+    """Run a worker until the input is committed; its committed outcomes, in input order.
+    The worker is appended to `seen`."""
+    with worker_thread(config) as running:
+        if seen is not None:
+            seen.append(running.worker)
+        wait_for(
+            lambda: bool(running.errors) or caught_up(config.kafka.bootstrap_servers, config)(),
+            timeout,
+            what,
+        )
+    decisions = sorted(running.decisions, key=lambda d: (d.partition, d.offset))
+    return [d.outcome.value for d in decisions]
+
+
+def last_outbox_events(bootstrap: str, topic: str) -> dict[str, ObjectEvent]:
+    """Object key -> its last event in the outbox `topic` (what a downstream consumer of
+    one bucket ends with)."""
+    last: dict[str, ObjectEvent] = {}
+    for record in read_all(bootstrap, topic):
+        event = OUTBOX_RECORD.decode(record.value or b"").event
+        last[event.key] = event
+    return last

@@ -12,19 +12,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 from seqgate.streams.devtools.broker.errors import BrokerError, tail_text
-from seqgate.streams.devtools.broker.files import (
-    Progress,
-    file_lock,
-    resource_bytes,
-    say,
-    write_json_atomic,
-)
+from seqgate.streams.devtools.broker.files import Progress, fill_once, resource_bytes, say
 from seqgate.streams.devtools.broker.locations import KAFKA_VERSION, SCALA_VERSION, kafka_home
 from seqgate.streams.devtools.broker.toolchain import MAVEN_INSTALL_HINT, find_mvn
 
@@ -48,12 +42,9 @@ def ensure_kafka_jars(progress: Progress | None = None) -> Path:
     marker = home / _JARS_MARKER
     pom_bytes = resource_bytes("pom.xml")
     digest = hashlib.sha256(pom_bytes).hexdigest()
-    if _jars_complete(libs, marker, digest):
-        return libs
-    mvn = find_mvn()
-    with file_lock(home / ".lock"):
-        if _jars_complete(libs, marker, digest):
-            return libs
+
+    def resolve(staging: Path) -> dict[str, Any]:
+        mvn = find_mvn()
         say(
             progress,
             f"resolving Apache Kafka {KAFKA_VERSION} jars with Maven into {libs} "
@@ -61,18 +52,12 @@ def ensure_kafka_jars(progress: Progress | None = None) -> Path:
         )
         pom = home / "pom.xml"
         pom.write_bytes(pom_bytes)
-        staging = home / "libs.partial"
-        shutil.rmtree(staging, ignore_errors=True)
-        marker.unlink(missing_ok=True)
         started = time.monotonic()
         jars = _copy_dependencies(mvn, pom, staging)
-        shutil.rmtree(libs, ignore_errors=True)
-        staging.rename(libs)
-        write_json_atomic(
-            marker,
-            {"kafka_version": KAFKA_VERSION, "pom_sha256": digest, "jars": jars},
-        )
         say(progress, f"resolved {len(jars)} jars in {time.monotonic() - started:.1f} s")
+        return {"kafka_version": KAFKA_VERSION, "pom_sha256": digest, "jars": jars}
+
+    fill_once(libs, marker, lambda: _jars_complete(libs, marker, digest), resolve)
     return libs
 
 
