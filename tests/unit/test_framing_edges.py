@@ -88,3 +88,38 @@ def test_a_confluent_frame_without_a_registry_says_which_option_reads_it() -> No
         "io.seqgate.ObjectEvent in the Confluent wire format (schema id 9): reading it needs"
         " the schema registry that assigned the id (give --schema-registry-url)"
     )
+
+
+class CountingRegistry(OneIdRegistry):
+    """Knows no schema by id, and counts how often it was asked."""
+
+    def __init__(self) -> None:
+        super().__init__(1)
+        self.asked: list[int] = []
+
+    def schema_json(self, schema_id: int) -> str:
+        self.asked.append(schema_id)
+        raise LookupError(schema_id)
+
+
+def _unreadable(framing: Framing, schema_id: int) -> None:
+    with pytest.raises(CodecError, match=f"schema id {schema_id} is not in the schema registry"):
+        framing.decode(OBJECT_EVENT, confluent_frame(schema_id, b"\x00"))
+
+
+def test_a_frame_of_an_id_this_framing_registered_is_read_without_asking_the_registry() -> None:
+    event = _event("k")
+    framing = _known(BIG_ID)  # its registry answers no schema_json at all
+    assert framing.decode(OBJECT_EVENT, framing.writer(OBJECT_EVENT, "topic")(event)) == event
+
+
+def test_an_unknown_id_is_asked_once_and_only_1024_of_them_are_remembered() -> None:
+    registry = CountingRegistry()
+    framing = Framing(registry)
+    for schema_id in range(1, 1025):
+        _unreadable(framing, schema_id)
+    _unreadable(framing, 1)
+    assert registry.asked == list(range(1, 1025))
+    _unreadable(framing, 2000)
+    _unreadable(framing, 2000)
+    assert registry.asked[1024:] == [2000, 2000]
