@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from seqgate.schemas.avro_codec import AvroCodec
+from seqgate.schemas.avro_schemas import PARSED_SCHEMAS
 from seqgate.schemas.codec import OBJECT_EVENT, OUTBOX_RECORD
 from seqgate.schemas.confluent import confluent_frame
 from seqgate.schemas.framing import SINGLE_OBJECT, Framing
@@ -20,8 +22,10 @@ class OneIdRegistry:
 
     def __init__(self, schema_id: int) -> None:
         self.id = schema_id
+        self.registered: list[str] = []
 
     def schema_id(self, topic: str, schema_name: str, schema_json: str) -> int:
+        self.registered.append(topic)
         return self.id
 
     def schema_json(self, schema_id: int) -> str:
@@ -123,3 +127,31 @@ def test_an_unknown_id_is_asked_once_and_only_1024_of_them_are_remembered() -> N
     _unreadable(framing, 2000)
     _unreadable(framing, 2000)
     assert registry.asked[1024:] == [2000, 2000]
+
+
+def test_a_schema_is_registered_once_per_topic() -> None:
+    registry = OneIdRegistry(7)
+    framing = Framing(registry)
+    first = framing.header(OBJECT_EVENT, "topic")
+    assert framing.header(OBJECT_EVENT, "topic") == first == confluent_frame(7, b"")
+    framing.header(OBJECT_EVENT, "other")
+    assert registry.registered == ["topic", "other"]
+
+
+def test_a_whole_header_with_no_body_is_read_as_a_body_that_ended_early() -> None:
+    with pytest.raises(CodecError) as raised:
+        _known(7).decode(OBJECT_EVENT, confluent_frame(7, b""))
+    assert "the Avro body ended early" in str(raised.value)
+
+
+def test_a_codec_without_schema_text_cannot_be_registered_and_says_so() -> None:
+    codec = AvroCodec(
+        PARSED_SCHEMAS["object_event.avsc"],
+        ObjectEvent,
+        lambda event: {},
+        lambda fields: _event("k"),
+        lambda fields: _event("k"),
+    )
+    with pytest.raises(CodecError) as raised:
+        Framing(OneIdRegistry(7)).header(codec, "topic")
+    assert str(raised.value) == f"{codec.schema_name} has no schema text to register"
