@@ -192,3 +192,12 @@ def test_in_flight_keeps_the_reason_and_the_states_but_no_repair() -> None:
     assert _one(None, fresh) == Finding(Drift.IN_FLIGHT, "k", why, None, fresh)
     settled = _state(notified.id, notified, written=NOW - GRACE)
     assert _one(None, settled).drift is Drift.GONE
+
+
+def test_a_listed_change_in_flight_keeps_the_committed_state() -> None:
+    notified = event("k", "0a", etag="e0")
+    state = _state(notified.id, notified)
+    recent = _listed(at=NOW - 1)
+    assert _one(recent, state) == Finding(
+        Drift.IN_FLIGHT, "k", "ETag e1, accepted e0", recent, state
+    )
