@@ -15,21 +15,10 @@ from seqgate.schemas.sources import KNOWN_SOURCES
 from seqgate.streams.rules.decider import InputPosition, decide_record, record_identity
 from seqgate.streams.rules.policy import Policy, PolicyError, UndecidableEvent, decide_position
 from seqgate.streams.state.keys import STREAM_TIME_KEY
+from tests.support.events import event as sample_event
 
-EVENT = ObjectEvent(
-    id="s3-1",
-    source="s3",
-    bucket="b",
-    key="k",
-    kind="created",
-    event_name="ObjectCreated:Put",
-    position="0A",
-    version_id=None,
-    size=1,
-    etag=None,
-    event_time=None,
-    origin="file:x",
-)
+# The shared sample with the fields these messages are written against.
+EVENT = sample_event("k", "0A", id="s3-1", bucket="b", etag=None, event_time=None, origin="file:x")
 POLICY = Policy.build()
 
 

@@ -12,6 +12,7 @@ from seqgate.schemas.confluent import confluent_frame
 from seqgate.schemas.framing import SINGLE_OBJECT, Framing
 from seqgate.schemas.records import ObjectEvent, OutboxRecord
 from seqgate.schemas.wire import SINGLE_OBJECT_HEADER_LEN, CodecError
+from tests.support.events import event as sample_event
 
 # Above 2**24, so that every one of the id's four bytes counts.
 BIG_ID = 0x0102_0304
@@ -33,19 +34,8 @@ class OneIdRegistry:
 
 
 def _event(key: str) -> ObjectEvent:
-    return ObjectEvent(
-        id=f"s3-{key}",
-        source="s3",
-        bucket="b",
-        key=key,
-        kind="created",
-        event_name="ObjectCreated:Put",
-        position="0A",
-        version_id=None,
-        size=1,
-        etag=None,
-        event_time=None,
-        origin="file:x",
+    return sample_event(
+        key, "0A", id=f"s3-{key}", bucket="b", etag=None, event_time=None, origin="file:x"
     )
 
 
