@@ -8,6 +8,7 @@ by tests/torture/test_cluster_faults.py.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from typing import Any
@@ -321,3 +322,56 @@ def test_records_unacknowledged_in_a_write_outage_are_waited_for_before_the_offs
         "send_offsets_to_transaction",
         "commit_transaction",
     ]
+
+
+class _CommitTimingOutProducer(_SlowDeliveryProducer):
+    """commit_transaction times out retriably `failures` times ("retry call to resume")."""
+
+    def __init__(self, failures: int) -> None:
+        super().__init__(times=0)
+        self.failures = failures
+
+    def commit_transaction(self, timeout: float) -> None:
+        self.calls.append("commit_transaction")
+        if self.failures > 0:
+            self.failures -= 1
+            raise KafkaException(
+                KafkaError(KafkaError._TIMED_OUT, "Timed out, retry call to resume", retriable=True)
+            )
+
+
+def _commit_retry_warnings(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [
+        record
+        for record in caplog.records
+        if record.getMessage() == "commit retry" and record.levelno == logging.WARNING
+    ]
+
+
+def test_a_commit_timing_out_through_a_write_outage_is_the_outages_to_say(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Seen on three nodes: a commit already waiting when two nodes went down retried for
+    45 s with one "commit retry" warning and never the outage's line. The outage is asked
+    at every retry (it logs its one line and keeps liveness beating)."""
+    producer, outage = _CommitTimingOutProducer(failures=3), _Outage(calls=1_000)
+    session = _session_with(producer, outage)
+    session.begin()
+    with caplog.at_level(logging.INFO, logger="seqgate.streams.runtime.session"):
+        session.commit([TopicPartition("in", 0, 10)])
+    assert producer.calls.count("commit_transaction") == 4
+    assert outage.asked == 3
+    assert _commit_retry_warnings(caplog) == []
+    assert not session.in_transaction
+
+
+def test_a_commit_timing_out_without_an_outage_warns_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    producer, outage = _CommitTimingOutProducer(failures=3), _Outage(calls=0)
+    session = _session_with(producer, outage)
+    session.begin()
+    with caplog.at_level(logging.INFO, logger="seqgate.streams.runtime.session"):
+        session.commit([TopicPartition("in", 0, 10)])
+    assert producer.calls.count("commit_transaction") == 4
+    assert len(_commit_retry_warnings(caplog)) == 1

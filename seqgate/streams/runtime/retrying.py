@@ -83,13 +83,16 @@ def retrying(
     stopping: Callable[[], bool] = lambda: False,
     also: frozenset[int] = frozenset(),
     warn: bool = True,
+    explained: Callable[[], bool] = lambda: False,
 ) -> None:
     """``call()`` again after each retriable failure, pausing between attempts, until it
     succeeds or (past ``deadline``, a monotonic time, or once ``stopping()``) the failure
     is raised; ``also`` are codes retried though the client does not call them retriable.
-    Only the first retry is a warning (none when not ``warn``: the caller has said why),
-    the further ones are at info: an outage is one line, not a flood."""
-    retries = 0
+    Only the first retry that ``explained()`` does not account for is a warning (none when
+    not ``warn``: the caller has said why), the others are at info: an outage is one line,
+    not a flood. ``explained()`` is asked at each retry: a write outage says itself there
+    that it is the cause (worker/outage.py), and keeps the worker's liveness beating."""
+    warned = not warn
     while True:
         try:
             call()
@@ -99,8 +102,9 @@ def retrying(
             again = retriable(error.args[0]) or error.args[0].code() in also
             if not again or late or stopping():
                 raise
-            retries += 1
-            level = logging.WARNING if retries == 1 and warn else logging.INFO
+            level = logging.INFO
+            if not explained() and not warned:
+                warned, level = True, logging.WARNING
             log.log(level, what, extra={"error": error.args[0].str()})
         pause = RETRY_PAUSE_S if deadline is None else deadline - time.monotonic()
         time.sleep(min(RETRY_PAUSE_S, max(0.0, pause)))

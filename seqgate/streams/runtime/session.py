@@ -164,10 +164,9 @@ class TransactionalSession:
                 self.producer.poll(0.1)  # serves delivery reports: they make room
 
     def on_delivery(self, error: KafkaError | None, message: Message) -> None:
-        """A delivery callback that keeps failures for `commit`.
-
-        It may run inside produce() while that raises a fatal error, when any call into
-        the client fails: a failure is only recorded here and described later."""
+        """A delivery callback that keeps failures for `commit`. It may run inside produce()
+        while that raises a fatal error, when any call into the client fails: a failure is
+        only recorded here and described later."""
         if error is not None:
             self.delivery_errors.append(error)
 
@@ -175,10 +174,9 @@ class TransactionalSession:
         """`producer.flush` (serving the delivery reports), raising the real KafkaException;
         the number of records still unacknowledged.
 
-        confluent-kafka may raise a fatal KafkaException from flush() and then still run
-        delivery callbacks, which turns it into a SystemError whose cause is the real
-        error; or raise a SystemError with no cause at all (seen when fenced), in which
-        case the producer is asked why."""
+        confluent-kafka may raise a fatal KafkaException from flush() and still run delivery
+        callbacks, which makes it a SystemError caused by the real error; or raise a
+        SystemError with no cause (seen when fenced): the producer is then asked why."""
         try:
             remaining: int = self.producer.flush(
                 self._timeout_s if timeout_s is None else timeout_s
@@ -221,8 +219,7 @@ class TransactionalSession:
             self._send_offsets(offsets)
         self._faults.reach(FaultPoint.BEFORE_COMMIT)
         self._commit_transaction()
-        self._in_transaction = False
-        self._begun_at = None
+        self._ended()
         self._renewals.committed()
         self._faults.reach(FaultPoint.AFTER_COMMIT)
 
@@ -288,8 +285,13 @@ class TransactionalSession:
         )
 
     def _commit_transaction(self) -> None:
-        # A retriable failure may still complete the commit: retrying is what librdkafka asks.
-        retrying(lambda: self.producer.commit_transaction(self._timeout_s), "commit retry")
+        # A retriable failure may still complete the commit: retrying is what librdkafka asks;
+        # during a write outage the outage says (once) why it times out, not each retry.
+        retrying(
+            lambda: self.producer.commit_transaction(self._timeout_s),
+            "commit retry",
+            explained=self._outage.waiting if self._outage is not None else lambda: False,
+        )
 
     def abort_and_rewind(
         self, outage_retry_s: float | None = None, stopping: Callable[[], bool] | None = None
@@ -326,11 +328,10 @@ class TransactionalSession:
         self.delivery_errors = []
 
     def _rewind(self, deadline: float, stopping: Callable[[], bool], *, warn: bool) -> None:
-        if self._consumer is None:
+        if (consumer := self._consumer) is None:
             return
         # An abort of a transaction that sent nothing is local: the committed offsets may
         # still be out of reach (a network cut), and are asked for as long.
-        consumer = self._consumer
         retrying(
             lambda: self._rewind_to_committed(consumer),
             "rewind retry",
@@ -447,10 +448,9 @@ class TransactionalSession:
         return None
 
     def failure_cause(self, error: KafkaError, offsets: Sequence[TopicPartition]) -> KafkaError:
-        """Why the open transaction failed, where produce() only says "Erroneous state".
-
-        The transactional calls name the failure; send_offsets_to_transaction is asked
-        because it commits nothing (the transaction is aborted next anyway)."""
+        """Why the open transaction failed, where produce() only says "Erroneous state": the
+        transactional calls name the failure, and send_offsets_to_transaction commits nothing
+        (the transaction is aborted next anyway)."""
         if error.code() != KafkaError._STATE or not self._in_transaction or not offsets:
             return error
         try:
