@@ -33,6 +33,8 @@ class Cluster:
     broken: set[str] = field(default_factory=set)  # metadata says: error (unknown topic)
     committed: dict[str, dict[int, int]] = field(default_factory=dict)  # group → offsets
     committed_error: KafkaError | None = None
+    failing: dict[tuple[str, int], KafkaError] = field(default_factory=dict)  # fetch errors
+    stalled: set[tuple[str, int]] = field(default_factory=set)  # nothing ever arrives
     configs: list[dict[str, Any]] = field(default_factory=list)
     open_consumers: int = 0
 
@@ -54,11 +56,16 @@ class Cluster:
 
 class _Message:
     def __init__(
-        self, topic: str, partition: int, stored: Stored | None, eof: int | None = None
+        self,
+        stored: Stored | None,
+        eof: int | None = None,
+        error: KafkaError | None = None,
     ) -> None:
-        self._topic, self._partition, self._stored, self._eof = topic, partition, stored, eof
+        self._stored, self._eof, self._error = stored, eof, error
 
     def error(self) -> KafkaError | None:
+        if self._error is not None:
+            return self._error
         return None if self._stored is not None else KafkaError(KafkaError._PARTITION_EOF)
 
     def offset(self) -> int | None:
@@ -118,12 +125,16 @@ class StandInConsumer:
         [tp] = partitions
         _, high = self.cluster.bounds(tp.topic, tp.partition)
         records = self.cluster.topics[tp.topic][tp.partition]
-        self._pending = [
-            _Message(tp.topic, tp.partition, stored)
-            for stored in records
-            if stored.offset >= tp.offset
-        ]
-        self._pending.append(_Message(tp.topic, tp.partition, None, eof=high))
+        where = (tp.topic, tp.partition)
+        if where in self.cluster.stalled:
+            self._pending = []
+            return
+        failure = self.cluster.failing.get(where)
+        if failure is not None:
+            self._pending = [_Message(None, error=failure)]
+            return
+        self._pending = [_Message(stored) for stored in records if stored.offset >= tp.offset]
+        self._pending.append(_Message(None, eof=high))
 
     def consume(self, num_messages: int, timeout: float) -> list[_Message]:
         assert not self.closed

@@ -13,6 +13,7 @@ from confluent_kafka import KafkaError
 
 import seqgate.streams.tools.verify as verify_module
 from seqgate.schemas.codec import OBJECT_EVENT, OUTBOX_RECORD, REJECTED_RECORD
+from seqgate.schemas.framing import SINGLE_OBJECT, Framing
 from seqgate.schemas.reasons import RejectReason
 from seqgate.schemas.records import RejectedRecord
 from seqgate.streams.rules.policy import Policy
@@ -64,19 +65,26 @@ def cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[Cluster]:
     assert cluster.open_consumers == 0, "verify left a consumer open"
 
 
-def processed(cluster: Cluster, outbox_partitions: int = 2, unwritable: int | None = None) -> None:
+def processed(
+    cluster: Cluster,
+    outbox_partitions: int = 2,
+    unwritable: int | None = None,
+    framing: Framing = SINGLE_OBJECT,
+) -> None:
     """The inputs of INPUTS, and the outbox and changelog a worker makes of them; the group
     committed all of partition 0 and one record of partition 1. `unwritable`: an offset of
-    partition 0 the worker dead-lettered as unwritable_record."""
+    partition 0 the worker dead-lettered as unwritable_record. `framing`: how the worker
+    and its producers encode (the replay reads inputs with it too)."""
     cluster.committed["app"] = {0: 4, 1: 1}
     cluster.add("rejected", 0)
     cluster.add("changelog", 1, Stored(0, b"s3://bucket/gone", b"\x00"))  # then tombstoned
     cluster.add("changelog", 1, Stored(1, b"s3://bucket/gone", None))
     for partition, inputs in INPUTS.items():
         cluster.add("out", partition % outbox_partitions)
-        replay = PartitionReplay(POLICY, frozenset({unwritable} if partition == 0 else set()))
+        unwritables = frozenset({unwritable} if partition == 0 else set())
+        replay = PartitionReplay(POLICY, unwritables, framing)
         for offset, (key, sequencer) in enumerate(inputs):
-            value = OBJECT_EVENT.encode(event(key, sequencer))
+            value = framing.writer(OBJECT_EVENT, "in")(event(key, sequencer))
             record = InputRecord(partition, offset, f"s3://bucket/{key}".encode(), value, 10)
             cluster.add("in", partition, Stored(offset, record.key, value, 10))
             if offset >= cluster.committed["app"][partition]:
@@ -84,14 +92,16 @@ def processed(cluster: Cluster, outbox_partitions: int = 2, unwritable: int | No
             accepted = replay.apply(record)
             if accepted is not None:
                 out = cluster.topics["out"][partition % outbox_partitions]
-                out.append(Stored(len(out), record.key, OUTBOX_RECORD.encode(accepted)))
+                out.append(
+                    Stored(len(out), record.key, framing.writer(OUTBOX_RECORD, "out")(accepted))
+                )
         changelog = cluster.topics.setdefault("changelog", {}).setdefault(partition, [])
         for key, state in replay.state.items():
             changelog.append(Stored(len(changelog), key, state))
     if unwritable is not None:
         origin = f"kafka:in:0:{unwritable}"
         dead = RejectedRecord(b"", origin, RejectReason.UNWRITABLE_RECORD, "too large", None)
-        cluster.add("rejected", 0, Stored(0, None, REJECTED_RECORD.encode(dead)))
+        cluster.add("rejected", 0, Stored(0, None, framing.writer(REJECTED_RECORD, "dead")(dead)))
 
 
 def test_a_consistent_outbox_and_changelog_verify_clean(cluster: Cluster) -> None:
@@ -142,6 +152,26 @@ def test_an_input_dead_lettered_as_unwritable_is_expected_nowhere(cluster: Clust
     # without the dead letters, the replay expects it
     without = verify(dataclasses.replace(TARGET, rejected_topic=None))
     assert without.partitions[0].missing >= 1
+
+
+class OneIdRegistry:
+    """A schema registry that gives every schema id 1 (all a framing asks of it here)."""
+
+    def schema_id(self, topic: str, schema_name: str, schema_json: str) -> int:
+        return 1
+
+    def schema_json(self, schema_id: int) -> str:
+        raise LookupError(schema_id)
+
+
+def test_records_in_the_confluent_wire_format_are_read_with_the_targets_framing(
+    cluster: Cluster,
+) -> None:
+    framing = Framing(OneIdRegistry())
+    processed(cluster, unwritable=1, framing=framing)
+    report = verify(dataclasses.replace(TARGET, framing=framing))
+    assert report.ok(), report.as_dict()
+    assert [(r.inputs, r.expected, r.found) for r in report.partitions] == [(4, 2, 2), (1, 1, 1)]
 
 
 def test_the_dead_letters_are_counted_in_the_meter(cluster: Cluster) -> None:
@@ -241,6 +271,24 @@ def test_a_read_gives_each_partition_in_turn_up_to_the_stop(cluster: Cluster) ->
         with_reader.close()
     assert len(cluster.configs) == 1 + 4  # no consumer for a read with nothing to read
     assert all(config["group.id"] == "app-verify" for config in cluster.configs)
+
+
+def test_a_partition_that_fails_or_stalls_stops_the_read_with_a_verify_error(
+    cluster: Cluster,
+) -> None:
+    cluster.timeout = 0.05  # the stall is detected after this much time without a record
+    cluster.add("t", 0, Stored(0, None, b"v"))
+    cluster.add("t", 1, Stored(0, None, b"v"))
+    cluster.failing[("t", 0)] = KafkaError(KafkaError._TRANSPORT, "link down")
+    cluster.stalled.add(("t", 1))
+    with_reader = _Reader(dataclasses.replace(TARGET, timeout_s=0.05))
+    try:
+        with pytest.raises(VerifyError, match=r"^reading t\[0\]: link down$"):
+            list(with_reader.read("t", [0]))
+        with pytest.raises(VerifyError, match=r"^reading t\[1\] made no progress for 0s$"):
+            list(with_reader.read("t", [1]))
+    finally:
+        with_reader.close()
 
 
 def test_the_committed_offsets_are_those_of_the_application_group(cluster: Cluster) -> None:
