@@ -319,3 +319,23 @@ def test_state_values_that_do_not_decode_are_shown_raw_and_cut() -> None:
     assert _show(STREAM_TIME_KEY, junk) == repr(junk[:40])
     assert _show(seen_key("gcs:e"), junk) == repr(junk[:40])
     assert _show(b"s3://b/k", junk) == repr(junk[:40])
+
+
+def test_every_key_is_compared_whatever_the_set_order() -> None:
+    """Equal values and expired ids only on one side are skipped, not the end of the check:
+    with twenty of each and twenty mismatches, every mismatch counts in any key order."""
+    time = (STREAM_TIME_KEY, encode_stream_time(STREAM_TIME))
+    equal = {watermark_key(f"s3://b/same{n}"): mark("0a") for n in range(20)}
+    purged = {seen_key(f"gcs:e{n}"): seen(STREAM_TIME - 5_000) for n in range(20)}
+    state = {**equal, **purged, time[0]: time[1]}
+    state.update({watermark_key(f"s3://b/other{n}"): mark("0b") for n in range(20)})
+    changelog: list[tuple[bytes | None, bytes | None]] = [time, *equal.items()]
+    changelog += [(watermark_key(f"s3://b/other{n}"), mark("0c")) for n in range(20)]
+    assert compared(state, changelog).watermark_mismatches == 20
+
+
+def test_a_state_key_that_is_not_utf8_is_named_with_replacement_characters() -> None:
+    report = compared({b"s3://b/\xff": mark("0a")}, [])
+    assert report.examples == [
+        f"state of 's3://b/\ufffd': committed nothing, replay {WATERMARK.decode(mark('0a'))}"
+    ]
