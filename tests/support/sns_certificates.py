@@ -14,6 +14,7 @@ from typing import Any
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
+from cryptography.hazmat.primitives.asymmetric.types import CertificateIssuerPrivateKeyTypes
 from cryptography.x509.oid import NameOID
 
 from seqgate.connectors.auth.sns_signature import (
@@ -31,15 +32,17 @@ NOW = dt.datetime(2026, 11, 30, 12, 0, 0, tzinfo=dt.UTC)
 
 
 def make_certificate(
-    key: rsa.RSAPrivateKey,
+    key: CertificateIssuerPrivateKeyTypes,
     *,
     valid_from: dt.timedelta = dt.timedelta(days=-1),
     valid_until: dt.timedelta = dt.timedelta(days=30),
+    now: dt.datetime | None = None,
 ) -> bytes:
-    """A self-signed certificate of ``key``, valid from now + ``valid_from`` to now +
-    ``valid_until`` (the real now: the verifier checks the window against the real clock)."""
+    """A self-signed certificate of ``key`` (RSA, or another kind SNS never uses), valid
+    from now + ``valid_from`` to now + ``valid_until``; by default the real now, which the
+    verifier checks the window against unless it is given another."""
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "sns.amazonaws.com")])
-    now = dt.datetime.now(dt.UTC)
+    now = dt.datetime.now(dt.UTC) if now is None else now
     certificate = (
         x509.CertificateBuilder()
         .subject_name(name)

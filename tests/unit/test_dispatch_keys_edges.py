@@ -1,11 +1,15 @@
-"""Version keys at their limits: the widest offset, a long numeric position, an unknown order."""
+"""Version keys at their limits: the widest offset, a long numeric position, an unknown order,
+a repair of a source with an order of its own."""
 
 from __future__ import annotations
 
 import pytest
 
 from seqgate.schemas.ordering import NUMERIC_SEQUENCER_ORDER
-from seqgate.streams.dispatch.keys import InvalidVersion, offset_key, position_key
+from seqgate.schemas.records import OutboxRecord
+from seqgate.streams.dispatch.keys import InvalidVersion, offset_key, position_key, version_key
+from seqgate.streams.rules.policy import Policy
+from tests.support.events import event
 
 
 def test_the_widest_offset_has_20_digits_and_the_next_is_refused() -> None:
@@ -34,3 +38,13 @@ def test_an_order_without_a_key_is_named() -> None:
     with pytest.raises(InvalidVersion) as raised:
         position_key(_OtherOrder(), "0a")
     assert str(raised.value) == "no version key for position order 'other'"
+
+
+def test_a_repair_of_minio_is_keyed_by_minios_own_order_whatever_the_ordering() -> None:
+    """MinIO ordered by option keeps its numeric order under --ordering aws, in a repair's
+    key (the watermark's position, then the offset) as in a notification's."""
+    policy = Policy.build("aws", ordered_sources=["s3", "minio"])
+    repair = event("k", "10", source="minio", origin="reconcile:bucket")
+    record = OutboxRecord(repair, "10", 0, 7)
+    # numeric: 2 digits, then "10"; the aws order would make it "1/..."
+    assert version_key(record, policy) == f"0000000210/{offset_key(7)}"

@@ -14,6 +14,7 @@ import datetime as dt
 from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric import ec
 
 from seqgate.connectors.auth.sns_signature import (
     DEFAULT_HOST_PATTERN,
@@ -64,6 +65,37 @@ def test_a_certificate_outside_its_validity_window_is_refused(
         verify_signature(signed, signer.certificate)
     with pytest.raises(SnsVerificationError, match="not valid now"):
         verifier(signer).verify(signed)
+
+
+def test_an_expired_certificate_is_refused_with_that_reason() -> None:
+    signer = signer_valid(-30 * DAY, -DAY)
+    with pytest.raises(SnsVerificationError) as raised:
+        verify_signature(signer.sign(notification("hello")), signer.certificate)
+    assert str(raised.value) == "the signing certificate is not valid now"
+
+
+def test_a_certificate_valid_for_a_single_instant_is_valid_at_that_instant_only() -> None:
+    """X.509's validity includes both bounds: a certificate whose notBefore and notAfter are
+    the same second verifies at that second, and not a microsecond either side."""
+    key = rsa_key("sns")
+    signer = SnsSigner(
+        key, make_certificate(key, valid_from=dt.timedelta(), valid_until=dt.timedelta(), now=NOW)
+    )
+    signed = signer.sign(notification("hello"))
+    verify_signature(signed, signer.certificate, now=NOW)
+    for instant in (NOW - dt.timedelta(microseconds=1), NOW + dt.timedelta(microseconds=1)):
+        with pytest.raises(SnsVerificationError, match="not valid now"):
+            verify_signature(signed, signer.certificate, now=instant)
+
+
+def test_a_certificate_of_an_ec_key_is_refused_as_not_rsa() -> None:
+    """SNS signs with RSA only: a valid certificate of another kind of key is refused, for
+    what it is, before any signature is checked against it."""
+    certificate = make_certificate(ec.generate_private_key(ec.SECP256R1()))
+    signed = signer_valid(-DAY, DAY).sign(notification("hello"))
+    with pytest.raises(SnsVerificationError) as raised:
+        verify_signature(signed, certificate)
+    assert str(raised.value) == "the signing certificate's key is not RSA"
 
 
 def test_a_confirmation_signed_with_an_expired_certificate_is_refused() -> None:

@@ -127,8 +127,11 @@ def check_sns_url(url: str, host_pattern: re.Pattern[str], what: str) -> None:
         )
 
 
-def verify_signature(message: Mapping[str, object], certificate_pem: bytes) -> None:
-    """Check ``Signature`` against the certificate's RSA key (versions 1 and 2)."""
+def verify_signature(
+    message: Mapping[str, object], certificate_pem: bytes, *, now: datetime | None = None
+) -> None:
+    """Check ``Signature`` against the certificate's RSA key (versions 1 and 2), and the
+    certificate's validity (both bounds included) at ``now``, by default the current time."""
     version = _text(message, "SignatureVersion")
     algorithm = _HASHES.get(version)
     if algorithm is None:
@@ -141,7 +144,8 @@ def verify_signature(message: Mapping[str, object], certificate_pem: bytes) -> N
         certificate = x509.load_pem_x509_certificate(certificate_pem)
     except ValueError as error:
         raise SnsVerificationError(f"the signing certificate is not PEM X.509: {error}") from None
-    now = datetime.now(UTC)
+    if now is None:
+        now = datetime.now(UTC)
     if not certificate.not_valid_before_utc <= now <= certificate.not_valid_after_utc:
         raise SnsVerificationError("the signing certificate is not valid now")
     key = certificate.public_key()
