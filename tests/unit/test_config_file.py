@@ -263,3 +263,25 @@ def test_a_queue_url_that_is_no_url_is_a_usage_error_naming_it(url: str) -> None
 )
 def test_a_queue_url_with_a_host_and_path_is_taken(url: str) -> None:
     assert HttpUrl("e.g.").convert(url, None, None) == url
+
+
+@pytest.mark.parametrize(
+    ("command", "url"),
+    [
+        (["bridge", "sqs", "--queue-url", "https://sqs.example/1/q", *BROKER], "localhost:9324"),
+        (["reconcile", *BROKER], "127.0.0.1:9000"),
+        (["aws", "configure-notifications"], "ftp://s3.example"),
+        (["aws", "configure-notifications"], "http://[::1"),
+    ],
+)
+def test_an_endpoint_url_that_is_no_url_is_a_usage_error_naming_it(
+    command: list[str], url: str
+) -> None:
+    """boto3 would refuse it later, with a traceback-shaped ValueError."""
+    stderr = refused(*command, "--endpoint-url", url)
+    assert f"Invalid value for '--endpoint-url': {url!r} is not an http(s) URL" in stderr, stderr
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:5000", "https://s3.example", "http://[::1]:9/"])
+def test_an_endpoint_url_needs_no_path(url: str) -> None:
+    assert HttpUrl("e.g.", path=False).convert(url, None, None) == url

@@ -28,6 +28,7 @@ from seqgate.connectors.aws.notification_setup import (
 )
 from seqgate.streams.cli.app import cli
 from seqgate.streams.cli.options import F, setting
+from seqgate.streams.cli.param_types import HttpUrl
 from seqgate.streams.runtime.errors import UsageError
 
 
@@ -81,6 +82,7 @@ def _bucket_and_destination(func: F) -> F:
     "--endpoint-url",
     "SEQGATE_S3_ENDPOINT_URL",
     default=None,
+    type=HttpUrl("http://127.0.0.1:5000", path=False),
     help="S3 endpoint (moto, MinIO, a VPC endpoint); default: AWS's for the region.",
 )
 @setting(

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     "--endpoint-url",
     "SEQGATE_SQS_ENDPOINT_URL",
     default=None,
+    type=HttpUrl("http://127.0.0.1:9324", path=False),
     help="SQS endpoint (a local emulator, a VPC endpoint); default: AWS's for the region.",
 )
 @setting(

@@ -64,12 +64,14 @@ class KafkaMemberId(click.ParamType):  # type: ignore[type-arg,unused-ignore]  #
 
 
 class HttpUrl(click.ParamType):  # type: ignore[type-arg,unused-ignore]  # generic in click 8.2+
-    """An http(s) URL with a host and a path (`example` shows one in the error)."""
+    """An http(s) URL with a host and, unless ``path`` is False (an endpoint), a path
+    (`example` shows one in the error)."""
 
     name = "URL"
 
-    def __init__(self, example: str) -> None:
+    def __init__(self, example: str, *, path: bool = True) -> None:
         self.example = example
+        self.path = path
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
         text = str(value).strip()
@@ -78,8 +80,11 @@ class HttpUrl(click.ParamType):  # type: ignore[type-arg,unused-ignore]  # gener
             host = parts.hostname
         except ValueError:  # an unclosed [IPv6] host
             host = None
-        if host is None or parts.scheme not in ("http", "https") or parts.path in ("", "/"):
-            self.fail(
-                f"{text!r} is not an http(s) URL with a path, e.g. {self.example}", param, ctx
-            )
+        if (
+            not host
+            or parts.scheme not in ("http", "https")
+            or (self.path and parts.path in ("", "/"))
+        ):
+            shape = "an http(s) URL with a path" if self.path else "an http(s) URL"
+            self.fail(f"{text!r} is not {shape}, e.g. {self.example}", param, ctx)
         return text

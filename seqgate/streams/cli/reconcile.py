@@ -24,6 +24,7 @@ from seqgate.streams.cli.options import (
     rejected_topic_option,
     setting,
 )
+from seqgate.streams.cli.param_types import HttpUrl
 from seqgate.streams.cli.registry_options import registry_options
 from seqgate.streams.runtime.errors import UsageError
 from seqgate.streams.runtime.kafka_reach import ensure_reachable
@@ -56,6 +57,7 @@ REPAIRS_PER_BATCH = 1000
     "--endpoint-url",
     "SEQGATE_S3_ENDPOINT_URL",
     default=None,
+    type=HttpUrl("http://127.0.0.1:9000", path=False),
     help="S3 endpoint (an S3-compatible store, a local emulator); default: AWS's.",
 )
 @setting("--region", "SEQGATE_AWS_REGION", default=None, help="AWS region of the bucket.")
