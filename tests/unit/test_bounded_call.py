@@ -348,6 +348,18 @@ def _commit_retry_warnings(caplog: pytest.LogCaptureFixture) -> list[logging.Log
     ]
 
 
+def _committed_through_timeouts(
+    producer: _CommitTimingOutProducer, outage: _Outage, caplog: pytest.LogCaptureFixture
+) -> TransactionalSession:
+    """A transaction committed by `producer`, whose commit times out 3 times, then goes."""
+    session = _session_with(producer, outage)
+    session.begin()
+    with caplog.at_level(logging.INFO, logger="seqgate.streams.runtime.session"):
+        session.commit([TopicPartition("in", 0, 10)])
+    assert producer.calls.count("commit_transaction") == 4
+    return session
+
+
 def test_a_commit_timing_out_through_a_write_outage_is_the_outages_to_say(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -355,11 +367,7 @@ def test_a_commit_timing_out_through_a_write_outage_is_the_outages_to_say(
     45 s with one "commit retry" warning and never the outage's line. The outage is asked
     at every retry (it logs its one line and keeps liveness beating)."""
     producer, outage = _CommitTimingOutProducer(failures=3), _Outage(calls=1_000)
-    session = _session_with(producer, outage)
-    session.begin()
-    with caplog.at_level(logging.INFO, logger="seqgate.streams.runtime.session"):
-        session.commit([TopicPartition("in", 0, 10)])
-    assert producer.calls.count("commit_transaction") == 4
+    session = _committed_through_timeouts(producer, outage, caplog)
     assert outage.asked == 3
     assert _commit_retry_warnings(caplog) == []
     assert not session.in_transaction
@@ -368,10 +376,5 @@ def test_a_commit_timing_out_through_a_write_outage_is_the_outages_to_say(
 def test_a_commit_timing_out_without_an_outage_warns_once(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    producer, outage = _CommitTimingOutProducer(failures=3), _Outage(calls=0)
-    session = _session_with(producer, outage)
-    session.begin()
-    with caplog.at_level(logging.INFO, logger="seqgate.streams.runtime.session"):
-        session.commit([TopicPartition("in", 0, 10)])
-    assert producer.calls.count("commit_transaction") == 4
+    _committed_through_timeouts(_CommitTimingOutProducer(failures=3), _Outage(calls=0), caplog)
     assert len(_commit_retry_warnings(caplog)) == 1
