@@ -10,9 +10,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
-from confluent_kafka import KafkaError, KafkaException, TopicPartition
-
-OFFSET_INVALID = -1001  # what committed() gives for a partition the group never committed
+from confluent_kafka import OFFSET_INVALID, KafkaError, KafkaException, TopicPartition
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,11 +45,11 @@ class Cluster:
             return 0, 0
         return records[0].offset, records[-1].offset + 1
 
-    def consumer(self, config: dict[str, Any]) -> StandInConsumer:
+    def consumer(self, config: dict[str, Any]) -> ClusterConsumer:
         """What `Consumer(config)` gives in the code under test."""
         self.configs.append(config)
         self.open_consumers += 1
-        return StandInConsumer(self, config)
+        return ClusterConsumer(self, config)
 
 
 class _Message:
@@ -81,7 +79,7 @@ class _Message:
         return (1, self._stored.timestamp if self._stored is not None else 0)
 
 
-class StandInConsumer:
+class ClusterConsumer:
     def __init__(self, cluster: Cluster, config: dict[str, Any]) -> None:
         self.cluster = cluster
         self.config = config

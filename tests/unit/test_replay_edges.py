@@ -8,6 +8,7 @@ from seqgate.schemas.framing import Framing
 from seqgate.streams.rules.policy import Policy
 from seqgate.streams.tools.replay import InputRecord, PartitionReplay, replay_partition
 from tests.support.events import event
+from tests.support.memory_registry import MemoryRegistry
 
 
 def test_dedupe_records_are_decided_by_their_timestamps_and_leave_no_watermark() -> None:
@@ -19,26 +20,6 @@ def test_dedupe_records_are_decided_by_their_timestamps_and_leave_no_watermark()
     repeat = InputRecord(0, 1, b"minio://bucket/k", value, timestamp=10_500)
     assert replay.apply(repeat) is None
     assert replay.watermarks() == {}
-
-
-class MemoryRegistry:
-    """A schema registry in a dict (what Framing asks of one): ids from 1, by schema."""
-
-    def __init__(self) -> None:
-        self.schemas: dict[int, str] = {}
-
-    def schema_id(self, topic: str, schema_name: str, schema_json: str) -> int:
-        for schema_id, known in self.schemas.items():
-            if known == schema_json:
-                return schema_id
-        self.schemas[len(self.schemas) + 1] = schema_json
-        return len(self.schemas)
-
-    def schema_json(self, schema_id: int) -> str:
-        try:
-            return self.schemas[schema_id]
-        except KeyError:
-            raise LookupError(schema_id) from None
 
 
 def test_a_partition_written_through_a_registry_is_replayed_with_the_framing_given() -> None:

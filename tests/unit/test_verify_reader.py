@@ -27,6 +27,7 @@ from seqgate.streams.tools.verify import (
     verify,
 )
 from tests.support.events import event
+from tests.support.memory_registry import MemoryRegistry
 from tests.support.standin_cluster import Cluster, Stored
 
 POLICY = Policy.build("aws")
@@ -154,20 +155,10 @@ def test_an_input_dead_lettered_as_unwritable_is_expected_nowhere(cluster: Clust
     assert without.partitions[0].missing >= 1
 
 
-class OneIdRegistry:
-    """A schema registry that gives every schema id 1 (all a framing asks of it here)."""
-
-    def schema_id(self, topic: str, schema_name: str, schema_json: str) -> int:
-        return 1
-
-    def schema_json(self, schema_id: int) -> str:
-        raise LookupError(schema_id)
-
-
 def test_records_in_the_confluent_wire_format_are_read_with_the_targets_framing(
     cluster: Cluster,
 ) -> None:
-    framing = Framing(OneIdRegistry())
+    framing = Framing(MemoryRegistry())
     processed(cluster, unwritable=1, framing=framing)
     report = verify(dataclasses.replace(TARGET, framing=framing))
     assert report.ok(), report.as_dict()
