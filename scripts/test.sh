@@ -1,67 +1,34 @@
 #!/usr/bin/env bash
-# Install everything, lint, type-check and check the import layers, then run the whole test suite.
-# The Kafka tests use $KAFKA_BOOTSTRAP_SERVERS when set; otherwise the fixtures
-# start a real Apache Kafka broker (resolved from Maven Central on first use).
+# The fast tier (docs/testing.md), as CI runs it (.ci/run): install everything, lint,
+# type-check and check the import layers, then
+#   1. the broker-free tests (tests/unit), spread over the cores with pytest-xdist;
+#   2. the tests against real Kafka brokers (tests/kafka, tests/torture) at the fast tier's
+#      sizes (tests/support/tier.py), one session broker and one session 3-node cluster.
+# Arguments, when given, replace both runs by one `pytest ARGS` (e.g. a file, or `-k`).
+# The Kafka tests use $KAFKA_BOOTSTRAP_SERVERS when set; otherwise the fixtures start a real
+# Apache Kafka broker. JUnit XML with every test's duration: build/test-reports/.
+# The full-size proofs are the soak tier: bash scripts/soak.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ -n "${CI:-}" ] && [ "${SEQGATE_ALLOW_NO_KAFKA:-}" = "1" ]; then
-  # It turns every Kafka test into a skip, and a run without Kafka into a pass.
-  echo "SEQGATE_ALLOW_NO_KAFKA=1 is refused in CI: the Kafka tests must run" >&2
-  exit 1
-fi
-bash scripts/bootstrap.sh
+export SEQGATE_TEST_TIER=fast
+started=$SECONDS
+# shellcheck source=scripts/test_setup.sh
+. scripts/test_setup.sh
 echo "== ruff"
 .venv/bin/ruff check seqgate tests examples
 echo "== mypy --strict"
 .venv/bin/mypy --strict seqgate
 echo "== import layers"
 .venv/bin/lint-imports --no-cache
-echo "== postgres"
-# The dispatcher's PostgreSQL tests need a server: start a throwaway one unless given one.
-if [ -z "${SEQGATE_TEST_POSTGRES_URL:-}" ]; then
-  if url="$(bash scripts/postgres.sh | tail -n 1)" && [ -n "$url" ]; then
-    export SEQGATE_TEST_POSTGRES_URL="$url"
-    echo "using $SEQGATE_TEST_POSTGRES_URL (scripts/postgres.sh)"
-  elif [ -n "${CI:-}" ]; then
-    echo "scripts/postgres.sh failed: PostgreSQL is required in CI" >&2
-    exit 1
-  else
-    echo "no PostgreSQL: the PostgreSQL tests will be skipped" >&2
-  fi
+status=0
+if [ "$#" -gt 0 ]; then
+  echo "== pytest $*"
+  run_pytest selected "$@" || status=$?
 else
-  echo "using SEQGATE_TEST_POSTGRES_URL=$SEQGATE_TEST_POSTGRES_URL"
+  echo "== pytest tests/unit (broker-free, pytest-xdist)"
+  run_pytest unit -n "${SEQGATE_TEST_WORKERS:-auto}" tests/unit || status=$?
+  echo "== pytest tests/kafka tests/torture (fast tier)"
+  run_pytest kafka tests/kafka tests/torture || status=$?
 fi
-echo "== iptables"
-# The network-partition test drops loopback packets to a private broker's port; the
-# network-fault harness (tests/support/netns.py) also needs ip (iproute2) for namespaces.
-missing=""
-command -v iptables >/dev/null 2>&1 || missing="$missing iptables"
-command -v ip >/dev/null 2>&1 || missing="$missing iproute2"
-if [ -n "$missing" ]; then
-  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-    # shellcheck disable=SC2086  # $missing is a list of package names
-    apt-get install -y -qq --no-install-recommends $missing >/dev/null \
-      || { apt-get update -qq && apt-get install -y -qq --no-install-recommends $missing >/dev/null; } \
-      || echo "$missing could not be installed: the partition and namespace tests will be skipped" >&2
-  else
-    echo "no$missing (needs root and apt-get): the partition and namespace tests will be skipped" >&2
-  fi
-fi
-if [ -n "${CI:-}" ] && ! command -v iptables >/dev/null 2>&1; then
-  echo "iptables is required in CI (tests/torture/test_torture_txn_timeout.py)" >&2
-  exit 1
-fi
-if [ -n "${CI:-}" ] && ! command -v ip >/dev/null 2>&1; then
-  echo "ip (iproute2) is required in CI (tests/unit/test_netns_harness.py)" >&2
-  exit 1
-fi
-echo "== pytest"
-set +e
-.venv/bin/python -m pytest "$@"
-status=$?
-set -e
-if [ "$status" -eq 5 ]; then
-  echo "pytest collected no tests: failing the run" >&2
-  exit 1
-fi
+echo "fast tier: $((SECONDS - started)) s in all (install and lint included), exit $status"
 exit "$status"

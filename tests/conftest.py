@@ -49,14 +49,60 @@ from seqgate.streams.devtools.broker import (
     broker_answers,
     running_broker,
 )
+from seqgate.streams.devtools.broker.cluster import running_cluster
+from seqgate.streams.devtools.broker.cluster_handle import ClusterHandle
 from seqgate.streams.devtools.broker.security import read_client_properties
+from tests.support.durations import UNKNOWN_S, recorded
+from tests.support.netns import (
+    Namespace,
+    isolated_namespace,
+    netns_usable,
+    require_netns,
+    sweep_stale,
+)
 from tests.support.secure_helpers import SecuredKafka
+from tests.support.tier import TIERS, VARIABLE, TierError, tier_of_run
 
 _DEFAULT_TC_IMAGE = "confluentinc/cp-kafka:7.6.0"
 
 _TESTS = Path(__file__).resolve().parent
 _BROKER_FOLDERS = frozenset({"kafka", "torture"})
-_BROKER_FIXTURES = frozenset({"kafka_source", "kafka_bootstrap", "secured_kafka"})
+_BROKER_FIXTURES = frozenset({"kafka_source", "kafka_bootstrap", "secured_kafka", "kafka_cluster"})
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    try:
+        tier_of_run()
+    except TierError as error:
+        raise pytest.UsageError(str(error)) from None
+
+
+def _tiers_of(item: pytest.Item) -> tuple[str, ...]:
+    """The tiers a test takes part in (tests/support/tier.py): its ``tier`` marker's, else
+    the fast tier only."""
+    marker = item.get_closest_marker("tier")
+    if marker is None:
+        return ("fast",)
+    unknown = [name for name in marker.args if name not in TIERS]
+    if not marker.args or unknown:
+        raise pytest.UsageError(
+            f"{item.nodeid}: tier({', '.join(map(repr, marker.args))}) names no tier of"
+            f" {', '.join(TIERS)}"
+        )
+    return tuple(marker.args)
+
+
+def _keep_this_tier(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Keep the tests of this run's tier (``$SEQGATE_TEST_TIER``); deselect the others, so
+    that pytest counts them as deselected, never as skipped."""
+    tier = tier_of_run()
+    kept, dropped = [], []
+    for item in items:
+        (kept if tier in _tiers_of(item) else dropped).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+        _announce(config, f"{VARIABLE}={tier}: {len(dropped)} test(s) of the other tier left out")
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` selects by the marks added here
@@ -92,6 +138,37 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             "tests/unit is for the tests without a broker, tests/kafka and tests/torture for"
             " those with one:\n  " + "\n  ".join(misplaced)
         )
+    _keep_this_tier(config, items)
+    if config.getoption("dist", "no") == "loadgroup":
+        _group_for_xdist(items)
+
+
+# Tests that share an expensive session fixture run on one pytest-xdist worker, so that it is
+# started once: the three-node cluster, the SASL_SSL broker.
+_SHARED_GROUPS = {"kafka_cluster": "cluster", "secured_kafka": "secured"}
+
+
+def _group_for_xdist(items: list[pytest.Item]) -> None:
+    """Under ``--dist loadgroup`` (scripts/test.sh's broker tests): one work unit per module,
+    or per shared session fixture (``_SHARED_GROUPS``), so that module fixtures are made
+    once; units ordered longest first by tests/durations.json (with
+    ``--no-loadscope-reorder``, xdist hands them out in this order), so that the long ones
+    do not start last."""
+    seconds = recorded()
+    units: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        group = next(
+            (g for f, g in _SHARED_GROUPS.items() if f in getattr(item, "fixturenames", ())),
+            item.nodeid.split("::")[0],
+        )
+        item.add_marker(pytest.mark.xdist_group(group))
+        units.setdefault(group, []).append(item)
+    cost = {
+        group: sum(seconds.get(item.nodeid, UNKNOWN_S) for item in members)
+        for group, members in units.items()
+    }
+    order = sorted(units, key=lambda group: (-cost[group], group))
+    items[:] = [item for group in order for item in units[group]]
 
 
 @dataclass
@@ -271,3 +348,57 @@ def secured_kafka(
             username=settings["sasl.username"],
             password=settings["sasl.password"],
         )
+
+
+# ---- the session's three-node cluster -------------------------------------------------------
+
+CLUSTER_NODES = (1, 2, 3)
+
+
+@pytest.fixture(scope="session")
+def cluster_namespace() -> Iterator[Namespace]:
+    """A network namespace linked to the host by a veth pair (tests/support/netns.py): the
+    session cluster listens on the pair's host end, so that a worker started inside can be
+    cut off from it, delayed or made to lose packets."""
+    require_netns()
+    sweep_stale()
+    with isolated_namespace() as namespace:
+        yield namespace
+
+
+@pytest.fixture(scope="session")
+def _session_cluster(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ClusterHandle]:
+    """Where network namespaces cannot be made (outside CI), the cluster listens on
+    127.0.0.1 and only the partition tests, which ask for ``cluster_namespace``, go without."""
+    config = request.config
+    address = "127.0.0.1"
+    if netns_usable() is None:
+        address = request.getfixturevalue("cluster_namespace").host_address
+    _announce(config, f"starting a three-node Kafka {KAFKA_VERSION} cluster on {address}")
+    with running_cluster(
+        3,
+        data_dir=tmp_path_factory.mktemp("kafka-cluster"),
+        listen_address=address,
+        progress=lambda line: _announce(config, f"cluster: {line}"),
+    ) as handle:
+        _announce(config, f"using the three-node cluster at {handle.bootstrap_servers}")
+        yield handle
+
+
+@pytest.fixture
+def kafka_cluster(
+    request: pytest.FixtureRequest, _session_cluster: ClusterHandle
+) -> Iterator[ClusterHandle]:
+    """The session's KRaft cluster of three combined nodes (replication factor 3,
+    ``min.insync.replicas=2``), shared by the cluster fault and partition tests: whatever a
+    test did to it, the next one finds every node running and the namespace healed."""
+    yield _session_cluster
+    if "cluster_namespace" in request.fixturenames:
+        namespace: Namespace = request.getfixturevalue("cluster_namespace")
+        namespace.heal()
+        namespace.restore()
+    for node in CLUSTER_NODES:
+        if not _session_cluster.node_running(node):
+            _session_cluster.start_node(node)

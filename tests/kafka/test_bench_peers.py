@@ -60,6 +60,7 @@ def test_quick_bench_runs_every_peer_and_judges_it_by_the_oracle(
 @pytest.mark.kafka
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
+@pytest.mark.tier("soak")  # about 7 minutes; the Worker's own kill -9 runs are in both tiers
 def test_peer_torture_kills_each_system_six_times_and_judges_every_outbox(
     kafka_bootstrap: str, tmp_path: Path
 ) -> None:

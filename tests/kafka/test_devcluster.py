@@ -33,6 +33,7 @@ from seqgate.streams.devtools.broker.cluster_handle import node_status
 from seqgate.streams.devtools.broker.errors import BrokerError
 from tests.support.kafka_helpers import wait_for
 from tests.support.paths import REPO
+from tests.support.required import unavailable
 
 pytestmark = pytest.mark.own_broker  # it starts its own cluster (seqgate broker up --nodes 3)
 
@@ -287,6 +288,8 @@ def _can_make_namespaces() -> bool:
 @pytest.fixture
 def veth(tmp_path: Path) -> Iterator[tuple[str, str]]:
     """A network namespace joined to this one by a veth pair: (namespace, host-side address)."""
+    if not _can_make_namespaces():
+        unavailable("a network namespace", "it needs root and ip (iproute2) on Linux")
     tag = uuid.uuid4().hex[:6]
     ns, host_if, ns_if = f"sgc{tag}", f"sgh{tag}", f"sgn{tag}"
     host_ip, ns_ip = "10.231.7.1", "10.231.7.2"
@@ -303,14 +306,13 @@ def veth(tmp_path: Path) -> Iterator[tuple[str, str]]:
         for step in steps:
             done = subprocess.run(step, capture_output=True, text=True, check=False)
             if done.returncode != 0:
-                pytest.skip(f"cannot make a network namespace: {' '.join(step)}: {done.stderr}")
+                unavailable("a network namespace", f"{' '.join(step)}: {done.stderr.strip()}")
         yield ns, host_ip
     finally:
         subprocess.run(["ip", "link", "del", host_if], capture_output=True, check=False)
         subprocess.run(["ip", "netns", "del", ns], capture_output=True, check=False)
 
 
-@pytest.mark.skipif(not _can_make_namespaces(), reason="needs root and iproute2 on Linux")
 def test_listen_address_serves_a_network_namespace(tmp_path: Path, veth: tuple[str, str]) -> None:
     ns, host_ip = veth
     with running_cluster(3, listen_address=host_ip, data_dir=tmp_path / "ns") as reachable:

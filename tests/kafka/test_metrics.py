@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -122,31 +121,20 @@ def test_restore_is_counted(kafka_bootstrap: str, unique_name: str, tmp_path: Pa
     produce_events(
         kafka_bootstrap, config.input_topic, [s3_event("f", key=f"k{n}") for n in range(3)]
     )
-    first = Worker(config)
-    stop = threading.Event()
-    thread = threading.Thread(target=first.run, args=(stop,), daemon=True)
-    thread.start()
-    wait_for(caught_up(kafka_bootstrap, config), 60, "the first worker")
-    stop.set()
-    thread.join(60)
+    with running(Worker(config)):
+        wait_for(caught_up(kafka_bootstrap, config), 60, "the first worker")
     # The same instance (static membership: it takes every partition back at once)
     # on an empty state directory restores the changelog: 3 watermarks.
     fresh = make_config(kafka_bootstrap, unique_name, tmp_path / "fresh", metrics_port=0)
     second = Worker(fresh)
     server = second.metrics.server
     assert server is not None
-    stop = threading.Event()
-    thread = threading.Thread(target=second.run, args=(stop,), daemon=True)
-    thread.start()
-    try:
+    with running(second):
         base = f"http://127.0.0.1:{server.port}"
         wait_for(lambda: get(f"{base}/readyz")[0] == 200, 60, "the second worker to be ready")
         found = samples(get(f"{base}/metrics")[1])
         assert total(found, "seqgate_worker_restored_records_total") == 3
         assert total(found, "seqgate_worker_partitions_restoring") == 0
-    finally:
-        stop.set()
-        thread.join(60)
 
 
 # ---- the HTTP bridge -----------------------------------------------------------------------------

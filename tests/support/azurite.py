@@ -10,7 +10,6 @@ with it otherwise.
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import socket
 import subprocess
@@ -20,10 +19,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from seqgate.streams.devtools.broker.files import fill_once
 from seqgate.streams.devtools.broker.locations import seqgate_home
+from tests.support.required import unavailable
 
 AZURITE_VERSION = "3.37.0"
 ACCOUNT = "devstoreaccount1"
@@ -46,10 +44,6 @@ _START_TIMEOUT_S = 60.0
 
 class AzuriteUnavailable(Exception):
     """npm is missing, or installing or starting Azurite failed; the message says why."""
-
-
-def _in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
 
 def connection_string(port: int) -> str:
@@ -172,7 +166,5 @@ def azurite_blob() -> Iterator[str]:
         try:
             port = stack.enter_context(_running(ensure_azurite()))
         except AzuriteUnavailable as error:
-            if _in_ci():
-                pytest.fail(f"Azurite is needed in CI: {error}", pytrace=False)
-            pytest.skip(f"no Azurite: {error}")
+            unavailable("Azurite", str(error))
         yield connection_string(port)

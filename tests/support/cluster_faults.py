@@ -22,6 +22,7 @@ from typing import Any
 from seqgate.streams.worker.processor import WorkerConfig
 from tests.support.cluster_probe import ClusterProbe
 from tests.support.kafka_helpers import make_config
+from tests.support.tier import sized
 from tests.support.torture_helpers import (
     Feeder,
     GroupProbe,
@@ -45,6 +46,11 @@ STALL_TIMEOUT_MS = 20_000
 # stall checks. Alive and without progress for longer than this is a hang.
 HANG_S = 2 * STALL_TIMEOUT_MS / 1000 + 30
 FLOOD_LIMIT = 25  # the same log line more often than this is a flood
+# How the input is fed once the worker runs: (records per chunk, seconds between chunks,
+# redeliver until the run rides out). The soak tier's 200,000 events outlast every fault;
+# the fast tier's smaller workload is paced, then kept flowing by redeliveries, so that the
+# worker is inside transactions whenever a fault strikes (tests/support/tier.py).
+FEED = sized(fast=(500, 0.5, True), soak=(5_000, 0.2, False))
 
 
 def flooded_lines(stderr: str, limit: int = FLOOD_LIMIT) -> list[tuple[str, int]]:
@@ -70,11 +76,17 @@ class FaultRun:
     workers: dict[str, WorkerProcess] = field(default_factory=dict)
     prefixes: dict[str, list[str]] = field(default_factory=dict)
     feeder: Feeder | None = None
+    preloaded: int = 0
 
     @property
     def topics(self) -> list[str]:
         c = self.config
         return [c.input_topic, c.outbox_topic, c.changelog_topic, c.rejected_topic]
+
+    @property
+    def inputs(self) -> int:
+        """The inputs produced so far: the preload and what the feeder sent."""
+        return self.preloaded + (self.feeder.produced if self.feeder is not None else 0)
 
     def transactional_id(self, instance: str) -> str:
         """The ``transactional.id`` of ``seqgate worker --instance-id instance``."""
@@ -96,20 +108,27 @@ class FaultRun:
         self.workers[instance] = worker
         return worker
 
-    def begin(self, preload: int, *, pause_s: float = 0.2, prefix: Sequence[str] = ()) -> None:
-        """Preload, start one worker, wait for progress, then feed the rest from a thread."""
+    def begin(self, preload: int, *, prefix: Sequence[str] = ()) -> None:
+        """Preload, start one worker, wait for progress, then feed the rest from a thread
+        (paced as ``FEED`` says)."""
         produce_records(
             input_producer(self.bootstrap), self.config.input_topic, self.workload.records[:preload]
         )
+        self.preloaded = preload
         self.start_worker(prefix=prefix)
         self.probe.wait_committed(preload // 4, 180, "the worker to make progress")
+        chunk, pause_s, redeliver = FEED
         self.feeder = Feeder(
             self.bootstrap,
             self.config.input_topic,
             self.workload.records[preload:],
+            chunk=chunk,
             pause_s=pause_s,
+            redeliver=redeliver,
         ).start()
-        self.note(f"worker running, {preload} preloaded, feeding {len(self.workload) - preload}")
+        fed = len(self.workload) - preload
+        then = ", then redeliveries until the end" if redeliver else ""
+        self.note(f"worker running, {preload} preloaded, feeding {fed}{then}")
 
     def wait_for_owner(self, instance: str, partitions: int, timeout: float) -> None:
         """Until the group says ``instance`` owns ``partitions`` input partitions."""
@@ -130,11 +149,10 @@ class FaultRun:
         """Seconds until the committed input passes ``beyond`` (default: now) by 500."""
         started = time.monotonic()
         target = (self.committed() if beyond is None else beyond) + 500
-        total = len(self.workload)
         deadline = started + timeout
         while True:
             done = self.committed()
-            if done >= min(target, total) and done > (beyond or -1):
+            if done >= min(target, self.inputs) and done > (beyond or -1):
                 break
             self.ride_out_step()
             if time.monotonic() > deadline:
@@ -186,7 +204,7 @@ class FaultRun:
             self.feeder.join(timeout)
         deadline = time.monotonic() + timeout
         last_total, last_progress = -1, time.monotonic()
-        while not (self.committed() >= len(self.workload) and self.probe.caught_up()):
+        while not (self.committed() >= self.inputs and self.probe.caught_up()):
             total = self.committed()
             if total > last_total:
                 last_total, last_progress = total, time.monotonic()
@@ -210,7 +228,7 @@ class FaultRun:
         report = check_verified(
             self.bootstrap,
             self.config,
-            inputs=len(self.workload),
+            inputs=self.inputs,
             min_accepted=self.workload.expected["accepted"],
         )
         compared = check_stores_match_replay(

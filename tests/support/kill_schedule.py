@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tests.support.kafka_helpers import wait_for
+from tests.support.tier import sized
 from tests.support.torture_helpers import (
     Feeder,
     GroupProbe,
@@ -23,6 +24,9 @@ from tests.support.torture_helpers import (
 )
 
 __all__ = ["Input", "Kill", "kill_once"]
+
+# How many inputs a "progress" kill lets the worker commit first (drawn in this range).
+PROGRESS_BETWEEN_KILLS = sized(fast=(1_000, 4_000), soak=(2_000, 15_000))
 
 
 @dataclass
@@ -117,7 +121,7 @@ def kill_once(
         base = probe.committed_total()
         while base is None:
             base = probe.committed_total()
-        target = base + rng.randrange(2_000, 15_000)
+        target = base + rng.randrange(*PROGRESS_BETWEEN_KILLS)
         worker = launcher.start(instance)
 
         def progressed() -> bool:

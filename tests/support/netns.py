@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
+from tests.support.required import unavailable
 
 TIMEOUT_S = 15.0
 COMMENT_PREFIX = "seqgate-test-"
@@ -394,6 +394,4 @@ def netns_usable() -> str | None:
 def require_netns() -> None:
     """Skip the calling test when the harness cannot work here; in CI (env CI set), fail it."""
     if (why := netns_usable()) is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"the network-fault harness is required in CI: {why}")
-        pytest.skip(why)
+        unavailable("the network-fault harness", why)

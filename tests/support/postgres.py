@@ -8,9 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-
-def _in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+from tests.support.required import unavailable
 
 
 @pytest.fixture(scope="session")
@@ -23,9 +21,7 @@ def postgres_url() -> str:
             "SEQGATE_TEST_POSTGRES_URL is not set"
             " (`bash scripts/postgres.sh` starts a server and prints its URL)"
         )
-        if _in_ci():
-            pytest.fail(f"no PostgreSQL in CI: {reason}", pytrace=False)
-        pytest.skip(f"no PostgreSQL: {reason}")
+        unavailable("PostgreSQL", reason)
     try:
         psycopg.connect(url, connect_timeout=10).close()
     except psycopg.Error as error:

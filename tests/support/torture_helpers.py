@@ -192,7 +192,12 @@ def produce_records(producer: Producer, topic: str, records: Sequence[tuple[byte
 
 
 class Feeder:
-    """Produces a workload in chunks from a thread, pausing between chunks (pacing only)."""
+    """Produces a workload in chunks from a thread, pausing between chunks (pacing only).
+
+    With ``redeliver``, once the workload is produced it goes on sending random records of
+    it (more redeliveries: they change no outcome but keep the input flowing) at the same
+    pace until :meth:`join`, so that a small workload still keeps a worker busy through a
+    long sequence of faults (the fast tier's fault runs, tests/support/cluster_faults.py)."""
 
     def __init__(
         self,
@@ -202,15 +207,20 @@ class Feeder:
         *,
         chunk: int = 5_000,
         pause_s: float = 0.2,
+        redeliver: bool = False,
+        seed: int = 0,
     ) -> None:
         self.bootstrap = bootstrap
         self.topic = topic
         self.records = records
         self.chunk = chunk
         self.pause_s = pause_s
+        self.redeliver = redeliver
         self.produced = 0
         self.errors: list[BaseException] = []
         self.done = threading.Event()
+        self._rng = random.Random(seed)
+        self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="feeder", daemon=True)
 
     def start(self) -> Feeder:
@@ -225,16 +235,28 @@ class Feeder:
                 produce_records(producer, self.topic, batch)
                 self.produced += len(batch)
                 time.sleep(self.pause_s)  # pacing only: spread the input over time
+            while self.redeliver and self.records and not self._stop.is_set():
+                batch = self._rng.choices(self.records, k=self.chunk)
+                produce_records(producer, self.topic, batch)
+                self.produced += len(batch)
+                self._stop.wait(self.pause_s)  # pacing only
         except BaseException as error:
             self.errors.append(error)
         finally:
             self.done.set()
 
     def join(self, timeout: float) -> None:
-        self._thread.join(timeout)
+        """Wait for the workload to be produced (and stop redelivering); fail the test if the
+        thread raised or did not end within ``timeout``."""
+        deadline = time.monotonic() + timeout
+        while self.redeliver and self.produced < len(self.records) and time.monotonic() < deadline:
+            time.sleep(0.1)  # the workload itself comes first
+        self._stop.set()
+        self._thread.join(max(deadline - time.monotonic(), 0.0))
         assert not self._thread.is_alive(), f"the feeder did not finish within {timeout:.0f}s"
         assert not self.errors, f"the feeder failed: {self.errors[0]!r}"
-        assert self.produced == len(self.records)
+        assert self.produced >= len(self.records)
+        assert self.redeliver or self.produced == len(self.records)
 
 
 # ---- worker processes ----------------------------------------------------------------------------

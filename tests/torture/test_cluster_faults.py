@@ -1,11 +1,12 @@
 """Exactly-once on a three-node cluster through broker failures (issue 17, §2.1, §2.2, §2.3, §2.5).
 
-One KRaft cluster of three combined nodes serves the module (replication factor 3,
-``min.insync.replicas=2``). Each test runs one worker (the real ``seqgate worker`` process) over
-a workload of 200,000 events for 20,000 objects with redeliveries and late deliveries, hurts
-the cluster while the input is fed, and ends with ``verify`` exact and every RocksDB store
-equal to the replay. What happened and how long each recovery took is printed in the test
-output (``-s`` not needed: it is written past the capture).
+The session's KRaft cluster of three combined nodes (``kafka_cluster``, tests/conftest.py:
+replication factor 3, ``min.insync.replicas=2``) serves them. Each test runs one worker (the
+real ``seqgate worker`` process) over a workload with redeliveries and late deliveries (200,000
+events for 20,000 objects in the soak tier, 30,000 for 3,000 in the fast tier:
+tests/support/tier.py), hurts the cluster while the input is fed, and ends with ``verify``
+exact and every RocksDB store equal to the replay. What happened and how long each recovery
+took is printed in the test output (``-s`` not needed: it is written past the capture).
 
 §2.5, a kill -9 of the worker during each fault: the worker is SIGKILLed and started again
 while the leader of an outbox partition is down, while the second node of the rolling restart
@@ -16,42 +17,35 @@ rest of the outage and resume by itself). The bridges' test kills no worker (it 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from seqgate.streams.devtools.broker.cluster import running_cluster
 from seqgate.streams.devtools.broker.cluster_handle import ClusterHandle
 from tests.support.bridge_outage import Outage, bridges_through_outage
 from tests.support.cluster_faults import REPLICAS, FaultRun, fault_run
 from tests.support.cluster_probe import ClusterProbe
 from tests.support.moto_helpers import moto_server
+from tests.support.tier import sized
 from tests.support.torture_helpers import WorkerProcess, Workload, build_workload
 
-pytestmark = [pytest.mark.kafka, pytest.mark.own_broker, pytest.mark.slow]
+pytestmark = [pytest.mark.kafka, pytest.mark.slow, pytest.mark.tier("fast", "soak")]
 
-EVENTS = 200_000
-IDENTITIES = 20_000
-PRELOAD = 60_000
+EVENTS = sized(fast=30_000, soak=200_000)
+IDENTITIES = sized(fast=3_000, soak=20_000)
+PRELOAD = sized(fast=9_000, soak=60_000)
 NODES = (1, 2, 3)
 LOG_LEVEL = "warning"  # what an operator runs; the flood check reads it
 RECOVERY_S = 120.0  # a leader election, a coordinator move or a node's return takes seconds
+# Whether the leaders test also SIGKILLs the group coordinator (about 35 s more: the soak
+# tier; the fast tier moves the transaction coordinator, the same kind of fault).
+GROUP_COORDINATOR_TOO = sized(fast=False, soak=True)
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClusterHandle]:
-    with running_cluster(3, data_dir=tmp_path_factory.mktemp("cluster")) as handle:
-        yield handle
-
-
-@pytest.fixture(autouse=True)
-def all_nodes_back(cluster: ClusterHandle) -> Iterator[None]:
-    """Whatever a test did, the next one starts on a whole cluster."""
-    yield
-    for node in NODES:
-        if not cluster.node_running(node):
-            cluster.start_node(node)
+@pytest.fixture
+def cluster(kafka_cluster: ClusterHandle) -> ClusterHandle:
+    """The session's cluster, every node running again after each test (tests/conftest.py)."""
+    return kafka_cluster
 
 
 @pytest.fixture(scope="module")
@@ -87,9 +81,9 @@ def test_leaders_and_transaction_coordinator_sigkilled(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """§2.1 and §2.5: SIGKILL the leader of input[0], then of outbox[0], then the worker's
-    transaction coordinator (the leader of its ``__transaction_state`` partition), then its
-    group coordinator; kill -9 the worker while a node is down. Each node comes back; nothing
-    is lost or duplicated."""
+    transaction coordinator (the leader of its ``__transaction_state`` partition), then (soak
+    tier) its group coordinator; kill -9 the worker while a node is down. Each node comes
+    back; nothing is lost or duplicated."""
     with fault_run(
         cluster.bootstrap_servers, unique_name, tmp_path, workload, log_level=LOG_LEVEL
     ) as run:
@@ -115,16 +109,18 @@ def test_leaders_and_transaction_coordinator_sigkilled(
         coordinator = run.cluster.transaction_coordinator(transactional_id)
         _kill_and_return(run, cluster, coordinator, "transaction coordinator of the worker")
 
-        # The group coordinator: librdkafka's send_offsets_to_transaction may hang past its
-        # timeout when it goes (runtime/bounded_call.py); the worker must not.
-        group_coordinator = run.cluster.group_coordinator(config.application_id)
-        _kill_and_return(run, cluster, group_coordinator, "group coordinator of the worker")
+        if GROUP_COORDINATOR_TOO:
+            # The group coordinator: librdkafka's send_offsets_to_transaction may hang past
+            # its timeout when it goes (runtime/bounded_call.py); the worker must not.
+            group_coordinator = run.cluster.group_coordinator(config.application_id)
+            _kill_and_return(run, cluster, group_coordinator, "group coordinator of the worker")
 
         run.ride_out()
         summary = run.finish()
     _report(capsys, "leaders and coordinator SIGKILLed", summary)
 
 
+@pytest.mark.tier("soak")  # fast tier: a node SIGKILLed and back, in the leaders test
 def test_rolling_restart_under_load(
     cluster: ClusterHandle,
     workload: Workload,
@@ -202,7 +198,9 @@ def test_a_worker_bootstrapped_from_one_node_outlives_that_node(
     _report(capsys, "bootstrap node lost", summary)
 
 
-OUTAGE_S = 45.0
+# How long the first part of the outage lasts: past --kafka-timeout (15 s), after which the
+# worker says its one warning line, with room for it to be said.
+OUTAGE_S = sized(fast=30.0, soak=45.0)
 # The transaction open when the outage began stays open through it: the broker aborts it
 # (and fences the producer, which the worker then replaces) once it outlives
 # --transaction-timeout-ms. Nor can the worker heartbeat its group: past

@@ -6,11 +6,14 @@ packet between the worker and any node crosses the pair and can be dropped, dela
 there, with no relay process. The test's own clients (the feeder, the probes, verify) stay in
 the root namespace and are never cut off.
 
-One test drives a sequence of faults through one run of 200,000 events over 20,000 objects:
-the worker cut off from the whole cluster for 5 s, then 30 s, then longer than both its
-session timeout and its transaction timeout; cut off from one node only; 300 ms of delay and
-10 % loss each way for 30 s; and a kill -9 while it is cut off. The other test adds a second
-worker outside the namespace: the isolated one becomes a zombie, the other takes over, and
+One test drives a sequence of faults through one run of 200,000 events over 20,000 objects
+(soak tier): the worker cut off from the whole cluster for 5 s, then 30 s, then longer than
+both its session timeout and its transaction timeout; cut off from one node only; 300 ms of
+delay and 10 % loss each way for 30 s; and a kill -9 while it is cut off. The fast tier runs
+it over 30,000 events with the cut past both timeouts and the kill -9 in a cut
+(tests/support/tier.py). The zombie test (soak tier; the
+fast tier fences a zombie in tests/torture/test_torture_zombie.py) adds a second worker
+outside the namespace: the isolated one becomes a zombie, the other takes over, and
 the zombie is fenced (``verify`` proves it wrote nothing that counts after that).
 
 §2.5, a kill -9 of the worker during each fault: the worker is SIGKILLed and started again
@@ -25,44 +28,42 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from seqgate.streams.devtools.broker.cluster import running_cluster
 from seqgate.streams.devtools.broker.cluster_handle import ClusterHandle
 from tests.support.cluster_faults import FaultRun, fault_run
-from tests.support.netns import Namespace, isolated_namespace, require_netns, sweep_stale
+from tests.support.netns import Namespace
+from tests.support.tier import sized
 from tests.support.torture_helpers import Workload, build_workload
 
-pytestmark = [pytest.mark.kafka, pytest.mark.own_broker, pytest.mark.slow]
+pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 
-EVENTS = 200_000
-IDENTITIES = 20_000
-PRELOAD = 40_000
+EVENTS = sized(fast=30_000, soak=200_000)
+IDENTITIES = sized(fast=3_000, soak=20_000)
+PRELOAD = sized(fast=6_000, soak=40_000)
 SESSION_TIMEOUT_MS = 10_000
 TRANSACTION_TIMEOUT_MS = 15_000
 LONG_CUT_S = 25.0  # longer than both timeouts above
+# The whole-cluster cuts of the partition test, in order (the fast tier keeps the one past
+# both timeouts, then the kill -9 inside a cut); and whether it also cuts one node off and
+# degrades the link (soak tier).
+CUTS_S = sized(fast=(LONG_CUT_S,), soak=(5.0, 30.0, LONG_CUT_S))
+ONE_NODE_AND_DEGRADED = sized(fast=False, soak=True)
 RECOVERY_S = 150.0
 
 
-@pytest.fixture(scope="module")
-def namespace() -> Iterator[Namespace]:
-    require_netns()
-    sweep_stale()
-    with isolated_namespace() as ns:
-        yield ns
+@pytest.fixture
+def namespace(cluster_namespace: Namespace) -> Namespace:
+    """The namespace whose veth pair's host end the session's cluster listens on."""
+    return cluster_namespace
 
 
-@pytest.fixture(scope="module")
-def cluster(
-    namespace: Namespace, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[ClusterHandle]:
-    with running_cluster(
-        3, data_dir=tmp_path_factory.mktemp("cluster"), listen_address=namespace.host_address
-    ) as handle:
-        yield handle
+@pytest.fixture
+def cluster(kafka_cluster: ClusterHandle, cluster_namespace: Namespace) -> ClusterHandle:
+    """The session's cluster, healed and whole again after each test (tests/conftest.py)."""
+    return kafka_cluster
 
 
 @pytest.fixture(scope="module")
@@ -94,6 +95,7 @@ def _kill_and_restart(run: FaultRun, when: str) -> int:
     return committed
 
 
+@pytest.mark.tier("fast", "soak")
 def test_worker_partitioned_from_the_cluster(
     cluster: ClusterHandle,
     namespace: Namespace,
@@ -112,40 +114,11 @@ def test_worker_partitioned_from_the_cluster(
     ) as run:
         inside = namespace.command([])
         run.begin(PRELOAD, prefix=inside)
-        _cut_for(run, namespace, 5, "whole cluster")
-        _cut_for(run, namespace, 30, "whole cluster")
-        _cut_for(run, namespace, LONG_CUT_S, "whole cluster, past session and txn timeouts")
-
-        leader = run.cluster.leader(run.config.outbox_topic, 0)
-        port = int(cluster.node_address(leader).rsplit(":", 1)[1])
-        before = run.committed()
-        with namespace.cut_port(port):
-            run.note(f"one node only: node {leader} (port {port}) cut off for 30s")
-            run.hold(10)
-            killed_at = _kill_and_restart(run, "while one node is cut off")
-            run.hold(20)
-            during = run.committed() - before
-            after_kill = run.committed() - killed_at
-        run.note(
-            f"the worker committed {during} inputs while one node was cut off,"
-            f" {after_kill} of them after the kill -9"
-        )
-        # Progress past what was committed at the kill: the restarted worker's own.
-        run.wait_progress("the one-node cut healed", beyond=killed_at, timeout=RECOVERY_S)
-
-        before = run.committed()
-        with namespace.degrade(delay_ms=300, loss_pct=10):
-            run.note("300 ms delay and 10 % loss each way for 30s")
-            run.hold(10)
-            killed_at = _kill_and_restart(run, "while degraded")
-            run.hold(20)
-            degraded = run.committed() - before
-            after_kill = run.committed() - killed_at
-        run.note(
-            f"the worker committed {degraded} inputs while degraded,"
-            f" {after_kill} of them after the kill -9"
-        )
-        run.wait_progress("the degradation ended", beyond=killed_at, timeout=RECOVERY_S)
+        for seconds in CUTS_S:
+            what = "whole cluster" if seconds < LONG_CUT_S else "whole cluster, past timeouts"
+            _cut_for(run, namespace, seconds, what)
+        if ONE_NODE_AND_DEGRADED:
+            _one_node_cut_and_degraded(run, cluster, namespace)
 
         before = run.committed()
         with namespace.cut():
@@ -160,6 +133,42 @@ def test_worker_partitioned_from_the_cluster(
     _report(capsys, "cuts, one node, degradation, kill -9", summary)
 
 
+def _one_node_cut_and_degraded(run: FaultRun, cluster: ClusterHandle, namespace: Namespace) -> None:
+    """The worker cut off from one node for 30 s, then 300 ms of delay and 10 % loss each
+    way for 30 s; killed -9 and restarted in the middle of each."""
+    leader = run.cluster.leader(run.config.outbox_topic, 0)
+    port = int(cluster.node_address(leader).rsplit(":", 1)[1])
+    before = run.committed()
+    with namespace.cut_port(port):
+        run.note(f"one node only: node {leader} (port {port}) cut off for 30s")
+        run.hold(10)
+        killed_at = _kill_and_restart(run, "while one node is cut off")
+        run.hold(20)
+        during = run.committed() - before
+        after_kill = run.committed() - killed_at
+    run.note(
+        f"the worker committed {during} inputs while one node was cut off,"
+        f" {after_kill} of them after the kill -9"
+    )
+    # Progress past what was committed at the kill: the restarted worker's own.
+    run.wait_progress("the one-node cut healed", beyond=killed_at, timeout=RECOVERY_S)
+
+    before = run.committed()
+    with namespace.degrade(delay_ms=300, loss_pct=10):
+        run.note("300 ms delay and 10 % loss each way for 30s")
+        run.hold(10)
+        killed_at = _kill_and_restart(run, "while degraded")
+        run.hold(20)
+        degraded = run.committed() - before
+        after_kill = run.committed() - killed_at
+    run.note(
+        f"the worker committed {degraded} inputs while degraded,"
+        f" {after_kill} of them after the kill -9"
+    )
+    run.wait_progress("the degradation ended", beyond=killed_at, timeout=RECOVERY_S)
+
+
+@pytest.mark.tier("soak")  # fast tier: tests/torture/test_torture_zombie.py
 def test_isolated_worker_is_fenced_as_a_zombie(
     cluster: ClusterHandle,
     namespace: Namespace,

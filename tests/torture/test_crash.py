@@ -13,7 +13,6 @@ import random
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -35,6 +34,7 @@ from tests.support.kafka_helpers import (
     read_all,
     wait_for,
 )
+from tests.support.threads import CheckedThread
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 
@@ -139,8 +139,7 @@ def test_kill_9_mid_stream_then_restart_keeps_exactly_once(
     )
     state_root = tmp_path / "state"
     payloads = workload(seed=20261130)
-    feeder = threading.Thread(target=feed, args=(kafka_bootstrap, config, payloads, 60))
-    feeder.start()
+    feeder = CheckedThread(feed, kafka_bootstrap, config, payloads, 60, name="the feeder").start()
 
     # 1. A kill -9 from outside at a random moment while the input is still arriving.
     first = start_worker(kafka_bootstrap, config, state_root)

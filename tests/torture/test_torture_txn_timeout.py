@@ -38,6 +38,7 @@ from tests.support.kafka_helpers import (
     verify_target,
     wait_for,
 )
+from tests.support.required import unavailable
 
 pytestmark = [pytest.mark.kafka, pytest.mark.own_broker, pytest.mark.slow]
 
@@ -71,7 +72,7 @@ def test_a_partition_longer_than_the_transaction_timeout_is_named_and_outlived(
 ) -> None:
     why = iptables_usable()
     if why is not None:
-        pytest.skip(why)
+        unavailable("iptables", why)
     with private_broker(tmp_path / "broker") as brokers:
         bootstrap = brokers[0].bootstrap_servers
         port = int(bootstrap.rsplit(":", 1)[1])
