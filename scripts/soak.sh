@@ -18,4 +18,5 @@ else
   run_pytest soak tests/kafka tests/torture || status=$?
 fi
 echo "soak tier: $((SECONDS - started)) s in all, exit $status"
+.venv/bin/python -m tests.support.durations --summary "$REPORTS/soak.xml" || true
 exit "$status"

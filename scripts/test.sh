@@ -3,7 +3,9 @@
 # type-check and check the import layers, then
 #   1. the broker-free tests (tests/unit), spread over the cores with pytest-xdist;
 #   2. the tests against real Kafka brokers (tests/kafka, tests/torture) at the fast tier's
-#      sizes (tests/support/tier.py), one session broker and one session 3-node cluster.
+#      sizes (tests/support/tier.py), three at a time: each xdist worker has its session
+#      broker; the session 3-node cluster's tests, and the SASL_SSL broker's, go to one
+#      worker each (tests/conftest.py), the longest first (tests/durations.json).
 # Arguments, when given, replace both runs by one `pytest ARGS` (e.g. a file, or `-k`).
 # The Kafka tests use $KAFKA_BOOTSTRAP_SERVERS when set; otherwise the fixtures start a real
 # Apache Kafka broker. JUnit XML with every test's duration: build/test-reports/.
@@ -27,8 +29,11 @@ if [ "$#" -gt 0 ]; then
 else
   echo "== pytest tests/unit (broker-free, pytest-xdist)"
   run_pytest unit -n "${SEQGATE_TEST_WORKERS:-auto}" tests/unit || status=$?
-  echo "== pytest tests/kafka tests/torture (fast tier)"
-  run_pytest kafka tests/kafka tests/torture || status=$?
+  echo "== pytest tests/kafka tests/torture (fast tier, pytest-xdist: a module per work unit)"
+  run_pytest kafka -n "${SEQGATE_KAFKA_TEST_WORKERS:-3}" --dist loadgroup --no-loadscope-reorder \
+    tests/kafka tests/torture || status=$?
 fi
 echo "fast tier: $((SECONDS - started)) s in all (install and lint included), exit $status"
+# The closing line of both pytest runs together (CI reads the last one).
+.venv/bin/python -m tests.support.durations --summary "$REPORTS"/*.xml || true
 exit "$status"

@@ -53,6 +53,7 @@ if [ -n "${CI:-}" ] && ! command -v ip >/dev/null 2>&1; then
 fi
 
 REPORTS="build/test-reports"
+rm -rf "$REPORTS"  # this run's reports only
 mkdir -p "$REPORTS"
 
 # run_pytest NAME ARGS...: one pytest run; its JUnit XML (every test's duration) is

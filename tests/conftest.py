@@ -27,6 +27,14 @@ are skipped instead.
 
 ``secured_kafka`` is a second, SASL_SSL-only broker (SCRAM-SHA-512 over TLS) always started by
 the launcher, for tests of secured clients (:class:`tests.support.secure_helpers.SecuredKafka`).
+
+``kafka_cluster`` is the session's three-node KRaft cluster, for the cluster-fault and partition
+tests; it listens on a network namespace's veth pair (``cluster_namespace``) where namespaces can
+be made, and every node runs again (the namespace healed) after each test.
+
+Collection also keeps the tests of this run's tier (``$SEQGATE_TEST_TIER``,
+tests/support/tier.py) and, under ``--dist loadgroup``, makes one pytest-xdist work unit per
+module or shared fixture, longest first (docs/testing.md).
 """
 
 from __future__ import annotations

@@ -9,10 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.kafka_helpers import wait_for
+
 pytestmark = [pytest.mark.kafka, pytest.mark.own_broker, pytest.mark.slow]
 
 
-def kafka_pids() -> set[int]:
+def kafka_pids(naming: Path) -> set[int]:
+    """The live Kafka brokers whose command line names ``naming`` (their data directory is
+    under it): the demo's own, not those other tests run meanwhile."""
     pids = set()
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -22,26 +26,41 @@ def kafka_pids() -> set[int]:
             status = (entry / "status").read_text()
         except OSError:
             continue
-        if b"kafka.Kafka" in cmdline and "State:\tZ" not in status:
+        named = str(naming).encode() in cmdline
+        if b"kafka.Kafka" in cmdline and named and "State:\tZ" not in status:
             pids.add(int(entry.name))
     return pids
 
 
-def test_demo_prints_the_guides_outcome_and_leaves_no_process() -> None:
+def test_demo_prints_the_guides_outcome_and_leaves_no_process(tmp_path: Path) -> None:
     env = {
         name: value
         for name, value in os.environ.items()
         if name not in ("KAFKA_BOOTSTRAP_SERVERS", "SEQGATE_BOOTSTRAP_SERVERS")
     }
-    before = kafka_pids()
-    completed = subprocess.run(
-        [sys.executable, "-m", "seqgate.streams.cli", "demo"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
+    env["TMPDIR"] = str(tmp_path)  # where the demo's throwaway broker keeps its data
+    stdout, stderr = tmp_path / "stdout", tmp_path / "stderr"
+    with stdout.open("w") as out, stderr.open("w") as err:
+        demo = subprocess.Popen(
+            [sys.executable, "-m", "seqgate.streams.cli", "demo"], env=env, stdout=out, stderr=err
+        )
+        try:
+            # Its broker seen running proves the check below can see it.
+            wait_for(
+                lambda: bool(kafka_pids(tmp_path)) or demo.poll() is not None,
+                180,
+                "the demo's broker to start",
+            )
+            seen = kafka_pids(tmp_path)
+            demo.wait(300)
+        finally:
+            if demo.poll() is None:
+                demo.kill()
+    completed = subprocess.CompletedProcess(
+        demo.args, demo.returncode, stdout.read_text(), stderr.read_text()
     )
     assert completed.returncode == 0, completed.stderr
+    assert seen, "the demo's broker was never seen running under its TMPDIR"
     lines = completed.stdout.splitlines()
     numeric_start = lines.index(next(line for line in lines if "--ordering numeric" in line))
     aws_start = lines.index(next(line for line in lines if "--ordering aws" in line))
@@ -66,4 +85,4 @@ def test_demo_prints_the_guides_outcome_and_leaves_no_process() -> None:
     assert any(line.startswith("Why they differ: ") for line in lines)
     assert "incoming/June report+final.csv" in completed.stdout
     assert "Traceback" not in completed.stderr
-    assert kafka_pids() - before == set(), "the demo left a broker running"
+    assert kafka_pids(tmp_path) == set(), "the demo left a broker running"

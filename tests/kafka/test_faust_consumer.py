@@ -22,12 +22,13 @@ from seqgate.schemas.codec import OUTBOX_RECORD
 from tests.support.faust_agent import FaustAgent
 from tests.support.kafka_helpers import make_config, read_all, wait_for
 from tests.support.kill_schedule import Input, kill_once
+from tests.support.tier import sized
 from tests.support.torture_helpers import GroupProbe, build_workload, launched
 
-pytestmark = [pytest.mark.kafka, pytest.mark.slow]
+pytestmark = [pytest.mark.kafka, pytest.mark.slow, pytest.mark.tier("fast", "soak")]
 
-EVENTS = 20_000
-IDENTITIES = 2_000
+EVENTS = sized(fast=10_000, soak=20_000)
+IDENTITIES = sized(fast=1_000, soak=2_000)
 PARTITIONS = 3
 INSTANCE = "faust-feed"
 SCHEDULE = ["kill:before_commit", "progress", "kill:before_commit", "progress"]

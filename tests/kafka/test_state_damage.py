@@ -37,10 +37,13 @@ from tests.support.kafka_helpers import (
 )
 from tests.support.state_damage import DAMAGE, fill, sst_files
 from tests.support.state_damage import small_disk as small_disk
+from tests.support.tier import sized
 
 # ---- the worker, against the broker ----------------------------------------------------------
 
-OBJECTS = 3_000  # enough watermarks for a store of many SST data blocks
+# Enough watermarks for a store of many SST data blocks; the soak tier damages a store ten
+# times larger (tests/support/tier.py).
+OBJECTS = sized(fast=3_000, soak=30_000)
 
 
 def s3_event(key: str, sequencer: str = "10") -> ObjectEvent:
@@ -99,6 +102,7 @@ def redelivered_and_one_new(kafka_bootstrap: str, config: WorkerConfig) -> None:
 
 
 @pytest.mark.kafka
+@pytest.mark.tier("fast", "soak")
 @pytest.mark.parametrize("kind", sorted(DAMAGE))
 def test_a_worker_rebuilds_damaged_state_from_the_changelog(
     kafka_bootstrap: str,

@@ -248,7 +248,12 @@ def running_apicurio(log_dir: Path, auth: str | None = None) -> Iterator[Registr
         "-XX:ActiveProcessorCount=1",
         "-Dquarkus.http.host=127.0.0.1",
         f"-Dquarkus.http.port={port}",
+        # The management interface is built in (enabled=false is ignored at run time) and
+        # listens on 0.0.0.0:9000 by default: two registries at once (tests on two xdist
+        # workers) would fight for that port. Each gets a free loopback one instead.
         "-Dquarkus.management.enabled=false",
+        "-Dquarkus.management.host=127.0.0.1",
+        f"-Dquarkus.management.port={free_port()}",
         "-Dquarkus.otel.sdk.disabled=true",
     ]
     if auth is not None:

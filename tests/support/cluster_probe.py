@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from seqgate.streams.devtools.broker.cluster_handle import PartitionState
@@ -28,6 +28,13 @@ __all__ = [
 
 TRANSACTION_STATE_TOPIC = "__transaction_state"
 CONSUMER_OFFSETS_TOPIC = "__consumer_offsets"
+_COORDINATOR_MOVING = frozenset(
+    {
+        KafkaError.NOT_COORDINATOR,
+        KafkaError.COORDINATOR_NOT_AVAILABLE,
+        KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+    }
+)
 
 _INT_MIN = -(2**31)
 
@@ -88,7 +95,7 @@ class ClusterProbe:
         that the coordinators can be computed before any worker starts."""
         producer = Producer({"bootstrap.servers": self._bootstrap, "transactional.id": "probe"})
         producer.init_transactions(timeout)
-        self._admin.describe_consumer_groups(["cluster-probe"])["cluster-probe"].result(timeout)
+        wait_for(self._group_described, timeout, "a group's coordinator to answer")
         wait_for(
             lambda: (
                 bool(self.partitions(TRANSACTION_STATE_TOPIC))
@@ -97,6 +104,18 @@ class ClusterProbe:
             timeout,
             "the coordinator topics to exist",
         )
+
+    def _group_described(self) -> bool:
+        """Whether a group's coordinator answered; False while it moves or loads (a node of
+        the cluster has just come back: NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS)."""
+        try:
+            self._admin.describe_consumer_groups(["cluster-probe"])["cluster-probe"].result(30)
+        except KafkaException as error:
+            code = error.args[0].code()
+            if error.args[0].retriable() or code in _COORDINATOR_MOVING:
+                return False
+            raise
+        return True
 
     def offsets_coordinator(self, group_id: str) -> int:
         """The node leading the ``__consumer_offsets`` partition of ``group_id``: the group's

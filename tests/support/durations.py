@@ -5,12 +5,14 @@ teardown added up).
     python -m tests.support.durations build/test-reports/*.xml            # every test
     python -m tests.support.durations --top 20 build/test-reports/*.xml   # the 20 slowest
     python -m tests.support.durations --record build/test-reports/kafka.xml
+    python -m tests.support.durations --summary build/test-reports/unit.xml …
 
 Prints, slowest first, the seconds and the test's node id, then the total; docs/testing.md's
 table of the most expensive tests is made with it. ``--record`` writes the seconds of the
 broker tests into ``tests/durations.json``, from which tests/conftest.py orders the fast
 tier's work for pytest-xdist, longest first (a test it does not list counts as
-``UNKNOWN_S``).
+``UNKNOWN_S``). ``--summary`` prints only the closing line of several runs together:
+``tests: N passed, N failed, N skipped`` (errors count as failed).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-__all__ = ["RECORD", "UNKNOWN_S", "durations", "main", "recorded"]
+__all__ = ["RECORD", "UNKNOWN_S", "durations", "main", "outcomes", "recorded"]
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORD = ROOT / "tests" / "durations.json"
@@ -49,6 +51,19 @@ def durations(report: Path) -> list[tuple[float, str]]:
     return sorted(found, reverse=True)
 
 
+def outcomes(report: Path) -> tuple[int, int, int]:
+    """(passed, failed or errored, skipped) test cases of a JUnit XML report."""
+    passed = failed = skipped = 0
+    for case in ET.parse(report).getroot().iter("testcase"):
+        if case.find("failure") is not None or case.find("error") is not None:
+            failed += 1
+        elif case.find("skipped") is not None:
+            skipped += 1
+        else:
+            passed += 1
+    return passed, failed, skipped
+
+
 def recorded() -> dict[str, float]:
     """The recorded seconds by node id (empty when there is no record)."""
     try:
@@ -65,6 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--record", action="store_true", help=f"write the broker tests' seconds to {RECORD}"
     )
+    parser.add_argument(
+        "--summary", action="store_true", help="only the closing line: passed, failed, skipped"
+    )
     args = parser.parse_args(argv)
     every: list[tuple[float, str]] = []
     for report in args.reports:
@@ -72,6 +90,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"durations: {report} does not exist", file=sys.stderr)
             return 2
         every.extend(durations(report))
+    if args.summary:
+        counts = [outcomes(report) for report in args.reports]
+        passed, failed, skipped = (sum(column) for column in zip(*counts, strict=True))
+        print(f"tests: {passed} passed, {failed} failed, {skipped} skipped")
+        return 0
     every.sort(reverse=True)
     shown = every[: args.top] if args.top > 0 else every
     title = f"the {len(shown)} slowest of {len(every)} tests" if args.top else "every test"

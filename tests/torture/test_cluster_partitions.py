@@ -38,7 +38,7 @@ from tests.support.netns import Namespace
 from tests.support.tier import sized
 from tests.support.torture_helpers import Workload, build_workload
 
-pytestmark = [pytest.mark.kafka, pytest.mark.slow]
+pytestmark = [pytest.mark.kafka, pytest.mark.slow, pytest.mark.tier("fast", "soak")]
 
 EVENTS = sized(fast=30_000, soak=200_000)
 IDENTITIES = sized(fast=3_000, soak=20_000)
@@ -95,7 +95,6 @@ def _kill_and_restart(run: FaultRun, when: str) -> int:
     return committed
 
 
-@pytest.mark.tier("fast", "soak")
 def test_worker_partitioned_from_the_cluster(
     cluster: ClusterHandle,
     namespace: Namespace,

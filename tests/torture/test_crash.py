@@ -36,7 +36,7 @@ from tests.support.kafka_helpers import (
 )
 from tests.support.threads import CheckedThread
 
-pytestmark = [pytest.mark.kafka, pytest.mark.slow]
+pytestmark = [pytest.mark.kafka, pytest.mark.slow, pytest.mark.tier("fast", "soak")]
 
 EVENTS = 24_000
 OBJECTS = 2_400

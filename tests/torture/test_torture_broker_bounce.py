@@ -25,6 +25,7 @@ import pytest
 
 from seqgate.streams.devtools.broker.bounce import kill_broker, restart_broker
 from tests.support.kafka_helpers import make_config, private_broker
+from tests.support.tier import sized
 from tests.support.torture_helpers import (
     Feeder,
     GroupProbe,
@@ -38,10 +39,16 @@ from tests.support.torture_helpers import (
     wait_stable,
 )
 
-pytestmark = [pytest.mark.kafka, pytest.mark.own_broker, pytest.mark.slow]
+pytestmark = [
+    pytest.mark.kafka,
+    pytest.mark.own_broker,
+    pytest.mark.slow,
+    pytest.mark.tier("fast", "soak"),
+]
 
-EVENTS = 50_000
-IDENTITIES = 5_000
+EVENTS = sized(fast=30_000, soak=50_000)
+IDENTITIES = sized(fast=3_000, soak=5_000)
+PRELOAD = sized(fast=12_000, soak=20_000)
 PARTITIONS = 6
 INSTANCE = "w"
 
@@ -72,7 +79,7 @@ def test_broker_sigkill_mid_stream_then_restart(
     with private_broker(tmp_path / "broker") as brokers:
         bootstrap = brokers[0].bootstrap_servers
         config = make_config(bootstrap, unique_name, tmp_path, partitions=PARTITIONS)
-        preload = 20_000
+        preload = PRELOAD
         produce_records(input_producer(bootstrap), config.input_topic, workload.records[:preload])
         probe = GroupProbe(bootstrap, config)
         try:

@@ -38,7 +38,7 @@ from tests.support.torture_helpers import (
     produce_records,
 )
 
-pytestmark = [pytest.mark.kafka, pytest.mark.slow]
+pytestmark = [pytest.mark.kafka, pytest.mark.slow, pytest.mark.tier("fast", "soak")]
 
 PARTITIONS = 3
 EVENTS = 40_000

@@ -28,7 +28,7 @@ from tests.support.torture_helpers import (
     produce_records,
 )
 
-pytestmark = [pytest.mark.kafka, pytest.mark.slow]
+pytestmark = [pytest.mark.kafka, pytest.mark.slow, pytest.mark.tier("fast", "soak")]
 
 EVENTS = 60_000
 IDENTITIES = 6_000

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.kafka_helpers import make_config, wait_for
+from tests.support.tier import sized
 from tests.support.torture_helpers import (
     Feeder,
     GroupProbe,
@@ -33,10 +34,12 @@ from tests.support.torture_helpers import (
     wait_stable,
 )
 
-pytestmark = [pytest.mark.kafka, pytest.mark.slow]
+pytestmark = [pytest.mark.kafka, pytest.mark.slow, pytest.mark.tier("fast", "soak")]
 
-EVENTS = 90_000
-IDENTITIES = 9_000
+EVENTS = sized(fast=45_000, soak=90_000)
+IDENTITIES = sized(fast=4_500, soak=9_000)
+# Preloaded; fed around the kill of a; fed after a's return (the rest).
+FIRST, SECOND = sized(fast=(10_000, 30_000), soak=(20_000, 60_000))
 PARTITIONS = 6
 SESSION_TIMEOUT_MS = 6_000  # the broker's group.min.session.timeout.ms
 TRANSACTION_TIMEOUT_MS = 10_000
@@ -50,7 +53,7 @@ def test_survivor_takes_over_then_partitions_move_back(
     workload = build_workload(2, EVENTS, IDENTITIES)
     config = make_config(kafka_bootstrap, unique_name, tmp_path, partitions=PARTITIONS)
     all_partitions = set(range(PARTITIONS))
-    first, second = 20_000, 60_000  # preloaded; fed around the kill; fed after the return
+    first, second = FIRST, SECOND
     producer = input_producer(kafka_bootstrap)
     produce_records(producer, config.input_topic, workload.records[:first])
     probe = GroupProbe(kafka_bootstrap, config)

@@ -40,7 +40,12 @@ from tests.support.kafka_helpers import (
 )
 from tests.support.required import unavailable
 
-pytestmark = [pytest.mark.kafka, pytest.mark.own_broker, pytest.mark.slow]
+pytestmark = [
+    pytest.mark.kafka,
+    pytest.mark.own_broker,
+    pytest.mark.slow,
+    pytest.mark.tier("fast", "soak"),
+]
 
 PARTITION_S = 20.0
 TRANSACTION_TIMEOUT_MS = 5_000

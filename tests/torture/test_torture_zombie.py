@@ -27,6 +27,7 @@ from confluent_kafka import Consumer, TopicPartition
 
 from seqgate.schemas.codec import OUTBOX_RECORD
 from tests.support.kafka_helpers import make_config, wait_for
+from tests.support.tier import sized
 from tests.support.torture_helpers import (
     Feeder,
     GroupProbe,
@@ -40,10 +41,10 @@ from tests.support.torture_helpers import (
     wait_stable,
 )
 
-pytestmark = [pytest.mark.kafka, pytest.mark.slow]
+pytestmark = [pytest.mark.kafka, pytest.mark.slow, pytest.mark.tier("fast", "soak")]
 
-EVENTS = 80_000
-IDENTITIES = 8_000
+EVENTS = sized(fast=40_000, soak=80_000)
+IDENTITIES = sized(fast=4_000, soak=8_000)
 PARTITIONS = 6
 SESSION_TIMEOUT_MS = 6_000  # the broker's group.min.session.timeout.ms
 

@@ -24,3 +24,10 @@ def test_readme_starts_with_exactly_two_setup_commands() -> None:
     ]
     assert commands == ["bash scripts/demo.sh", "bash scripts/test.sh"]
     assert "bash scripts/test.sh" in (REPO / ".ci" / "run").read_text()
+
+
+def test_readme_documents_the_soak_tier_command() -> None:
+    text = (REPO / "README.md").read_text()
+    soak = text.split("## The soak tier", 1)[1].split("\n## ", 1)[0]
+    assert "```sh\nbash scripts/soak.sh\n```" in soak
+    assert (REPO / "scripts" / "soak.sh").is_file()
