@@ -25,16 +25,18 @@ cut. The short cuts of 5, 30 and 25 s kill no worker: the last step is the kill 
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from seqgate.streams.devtools.broker.cluster_handle import ClusterHandle
 from tests.support.cluster_faults import FaultRun, fault_run
-from tests.support.netns import Namespace
+from tests.support.netns import Fault, Namespace
 from tests.support.tier import sized
 from tests.support.torture_helpers import Workload, build_workload
 
@@ -137,34 +139,26 @@ def _one_node_cut_and_degraded(run: FaultRun, cluster: ClusterHandle, namespace:
     way for 30 s; killed -9 and restarted in the middle of each."""
     leader = run.cluster.leader(run.config.outbox_topic, 0)
     port = int(cluster.node_address(leader).rsplit(":", 1)[1])
+    what = f"one node only: node {leader} (port {port}) cut off for 30s"
+    _killed_inside(run, lambda: namespace.cut_port(port), what, "while one node is cut off")
+    what = "300 ms delay and 10 % loss each way for 30s"
+    degraded = functools.partial(namespace.degrade, delay_ms=300, loss_pct=10)
+    _killed_inside(run, degraded, what, "while degraded")
+
+
+def _killed_inside(run: FaultRun, fault: Callable[[], Fault], what: str, when: str) -> None:
+    """A ``fault`` for 30 s, the worker killed -9 and restarted 10 s into it; then progress
+    past what was committed at the kill: the restarted worker's own."""
     before = run.committed()
-    with namespace.cut_port(port):
-        run.note(f"one node only: node {leader} (port {port}) cut off for 30s")
+    with fault():
+        run.note(what)
         run.hold(10)
-        killed_at = _kill_and_restart(run, "while one node is cut off")
+        killed_at = _kill_and_restart(run, when)
         run.hold(20)
         during = run.committed() - before
         after_kill = run.committed() - killed_at
-    run.note(
-        f"the worker committed {during} inputs while one node was cut off,"
-        f" {after_kill} of them after the kill -9"
-    )
-    # Progress past what was committed at the kill: the restarted worker's own.
-    run.wait_progress("the one-node cut healed", beyond=killed_at, timeout=RECOVERY_S)
-
-    before = run.committed()
-    with namespace.degrade(delay_ms=300, loss_pct=10):
-        run.note("300 ms delay and 10 % loss each way for 30s")
-        run.hold(10)
-        killed_at = _kill_and_restart(run, "while degraded")
-        run.hold(20)
-        degraded = run.committed() - before
-        after_kill = run.committed() - killed_at
-    run.note(
-        f"the worker committed {degraded} inputs while degraded,"
-        f" {after_kill} of them after the kill -9"
-    )
-    run.wait_progress("the degradation ended", beyond=killed_at, timeout=RECOVERY_S)
+    run.note(f"the worker committed {during} inputs {when}, {after_kill} of them after the kill -9")
+    run.wait_progress(f"the fault {when} ended", beyond=killed_at, timeout=RECOVERY_S)
 
 
 @pytest.mark.tier("soak")  # fast tier: tests/torture/test_torture_zombie.py
