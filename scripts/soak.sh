@@ -2,7 +2,8 @@
 # The soak tier (docs/testing.md): the full-size proofs the fast tier runs smaller — the
 # 200,000-event kill -9 runs, the whole cluster-fault and partition matrix, the peers'
 # torture, the largest state-damage cases — against real brokers, the tests marked
-# tier("soak") at SEQGATE_TEST_TIER=soak sizes (tests/support/tier.py). About an hour here.
+# tier("soak") at SEQGATE_TEST_TIER=soak sizes (tests/support/tier.py), one at a time;
+# about 30 minutes here.
 # Arguments are passed to pytest (e.g. one file). It fails when it collects no test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
