@@ -198,7 +198,8 @@ class Process:
         )
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.stderr: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
 
     def _read(self) -> None:
         assert self.popen.stderr is not None
@@ -220,10 +221,14 @@ class Process:
                 return line.removeprefix("listening on ").strip()
 
     def stop(self, timeout: float = 30) -> tuple[int, dict[str, int], float]:
-        """SIGTERM; (exit status, JSON summary, seconds it took)."""
+        """SIGTERM; (exit status, JSON summary, seconds it took). ``stderr`` is whole after it:
+        the process's exit does not mean the reader thread has taken its last lines yet (seen
+        with the cores busy: a warning line missing from ``stderr``)."""
         started = time.monotonic()
         self.popen.send_signal(signal.SIGTERM)
         stdout, _ = self.popen.communicate(timeout=timeout)
+        self._reader.join(timeout)
+        assert not self._reader.is_alive(), f"the bridge's stderr was not closed in {timeout}s"
         return self.popen.returncode, json.loads(stdout), time.monotonic() - started
 
     def kill(self) -> None:
