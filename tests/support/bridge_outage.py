@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import signal
 import subprocess
 import threading
 import time
@@ -42,6 +41,7 @@ from tests.support.moto_helpers import AWS_ENV, aws_client
 from tests.support.paths import REPO
 from tests.support.sqs_bridge import Setup
 from tests.support.sqs_bridge import command as sqs_command
+from tests.support.threads import sigterm_and_read_stdout
 
 PER_PHASE = 20  # notifications per source before, during and after the outage
 DELIVERY_TIMEOUT_MS = "2000"  # how long the bridges wait for Kafka before giving up
@@ -235,7 +235,8 @@ class SqsBridge:
             cwd=REPO,
         )
         self._lines: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
 
     def _read(self) -> None:
         assert self.popen.stderr is not None
@@ -246,9 +247,10 @@ class SqsBridge:
         return "".join(self._lines)
 
     def stop(self) -> tuple[int, dict[str, int]]:
-        """SIGTERM; (exit status, JSON summary)."""
-        self.popen.send_signal(signal.SIGTERM)
-        stdout, _ = self.popen.communicate(timeout=60)
+        """SIGTERM; (exit status, JSON summary). ``stderr()`` is whole after it."""
+        stdout = sigterm_and_read_stdout(self.popen, 60)
+        self._reader.join(60)
+        assert not self._reader.is_alive(), "the SQS bridge's stderr was not closed in 60s"
         return self.popen.returncode, json.loads(stdout) if stdout.strip() else {}
 
     def kill(self) -> None:

@@ -7,7 +7,6 @@ import asyncio
 import contextlib
 import json
 import queue
-import signal
 import subprocess
 import sys
 import threading
@@ -31,6 +30,7 @@ from seqgate.streams.runtime.topics import create_topics, pipeline_topics
 from tests.support.environment import clean_env
 from tests.support.kafka_helpers import read_all
 from tests.support.paths import REPO
+from tests.support.threads import sigterm_and_read_stdout
 
 PARTITIONS = 3
 MINIO_TOKEN = "minio-s3cr3t"
@@ -222,11 +222,9 @@ class Process:
 
     def stop(self, timeout: float = 30) -> tuple[int, dict[str, int], float]:
         """SIGTERM; (exit status, JSON summary, seconds it took). ``stderr`` is whole after it:
-        the process's exit does not mean the reader thread has taken its last lines yet (seen
-        with the cores busy: a warning line missing from ``stderr``)."""
+        only the reader thread reads stderr, and it is joined once the pipe closes."""
         started = time.monotonic()
-        self.popen.send_signal(signal.SIGTERM)
-        stdout, _ = self.popen.communicate(timeout=timeout)
+        stdout = sigterm_and_read_stdout(self.popen, timeout)
         self._reader.join(timeout)
         assert not self._reader.is_alive(), f"the bridge's stderr was not closed in {timeout}s"
         return self.popen.returncode, json.loads(stdout), time.monotonic() - started

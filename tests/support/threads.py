@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
 import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["CheckedThread"]
+__all__ = ["CheckedThread", "sigterm_and_read_stdout"]
 
 
 class CheckedThread:
@@ -35,3 +37,17 @@ class CheckedThread:
         assert not self._thread.is_alive(), f"{self.name} did not finish within {timeout:.0f}s"
         if self.error is not None:
             raise AssertionError(f"{self.name} raised {self.error!r}") from self.error
+
+
+def sigterm_and_read_stdout(popen: subprocess.Popen[bytes], timeout: float) -> bytes:
+    """SIGTERM ``popen``, wait for it to exit, and return its stdout.
+
+    For a process whose stderr a thread is collecting. Not ``communicate()``: that reads
+    stderr too, so the last lines (often the very warning a test looks for) can end in its
+    discarded return value rather than in the thread's list (CI, 2026-12-06: the GCS
+    forged-kid warning missing twice). The processes this serves print only a short JSON
+    summary on stdout, at exit, so waiting before reading it cannot fill the pipe."""
+    popen.send_signal(signal.SIGTERM)
+    popen.wait(timeout)
+    assert popen.stdout is not None
+    return popen.stdout.read()
