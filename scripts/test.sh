@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The fast tier (docs/testing.md), as CI runs it (.ci/run): install everything, lint,
-# type-check and check the import layers, then
+# type-check and check the import layers (and the compiled core's Rust: fmt, clippy, its
+# own tests), then
 #   1. the broker-free tests (tests/unit), spread over the cores with pytest-xdist;
 #   2. the tests against real Kafka brokers (tests/kafka, tests/torture) at the fast tier's
 #      sizes (tests/support/tier.py), three at a time: each xdist worker has its session
@@ -22,6 +23,9 @@ echo "== mypy --strict"
 .venv/bin/mypy --strict seqgate
 echo "== import layers"
 .venv/bin/lint-imports --no-cache
+echo "== core/ (seqgate._core): cargo fmt, clippy -D warnings, cargo test"
+(cd core && cargo fmt --check && cargo clippy --quiet --all-targets -- -D warnings \
+  && cargo test --quiet)
 status=0
 if [ "$#" -gt 0 ]; then
   echo "== pytest $*"

@@ -144,6 +144,16 @@ class Framing:
                 return data[CONFLUENT_HEADER_LEN:]
         return None
 
+    def current_headers(self, codec: AvroCodec[T]) -> list[bytes]:
+        """The headers a record written with ``codec``'s current schema starts with, as far
+        as this framing knows: the single-object header, and ``00`` + each schema id met
+        so far whose writer schema is the current one."""
+        headers = [codec.header]
+        for (name, schema_id), fingerprint in self._fingerprints.items():
+            if name == codec.schema_name and fingerprint == codec.fingerprint:
+                headers.append(confluent_frame(schema_id, b""))
+        return headers
+
     def _writer(self, codec: AvroCodec[T], schema_id: int) -> bytes:
         """The fingerprint of the writer schema of ``schema_id``, as ``codec`` knows it."""
         key = (codec.schema_name, schema_id)

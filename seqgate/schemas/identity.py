@@ -27,6 +27,7 @@ from typing import Final
 
 __all__ = [
     "S3_SCHEME",
+    "SCHEMES_OF_SOURCES",
     "event_identity",
     "identity_partition",
     "java_murmur2",
@@ -93,12 +94,12 @@ def object_identity(scheme: str, bucket: str, key: str) -> str:
 
 # Where a provider's identity scheme is not its source name (docs/design.md §2.1 names GCS
 # objects gs://, the scheme of Google's own tools, while the source says "gcs").
-_SCHEME_OF_SOURCE: Final = {"gcs": "gs"}
+SCHEMES_OF_SOURCES: Final = {"gcs": "gs"}
 
 
 def scheme_of_source(source: str) -> str:
     """The identity scheme of events whose ``source`` is ``source``."""
-    return _SCHEME_OF_SOURCE.get(source, source)
+    return SCHEMES_OF_SOURCES.get(source, source)
 
 
 def event_identity(source: str, bucket: str, key: str) -> str:

@@ -14,6 +14,7 @@ from seqgate.streams.devtools.bench.workload import WorkloadSpec
 from seqgate.streams.runtime.errors import UsageError
 from seqgate.streams.runtime.kafka_reach import ensure_reachable
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
+from seqgate.streams.worker.config import ENGINES
 
 if TYPE_CHECKING:
     from seqgate.streams.devtools.bench.runner import BenchSettings
@@ -95,6 +96,14 @@ _ALL_PEERS = ("kafka-streams", "quix", "faust")
     " in-memory one). Runs --rounds alternating rounds (default 2 here).",
 )
 @click.option(
+    "--engine",
+    type=click.Choice(ENGINES),
+    default="compiled",
+    show_default=True,
+    help="The Worker's record step (see `seqgate worker --help`); --vary engine=python"
+    " measures the other one side by side.",
+)
+@click.option(
     "--warmup/--no-warmup",
     default=True,
     show_default=True,
@@ -159,6 +168,7 @@ def bench(
     rss_budget_mb: int,
     rounds: int | None,
     vary: tuple[str, ...],
+    engine: str,
     warmup: bool,
     peers: str,
     peer_torture: bool,
@@ -213,6 +223,7 @@ def bench(
         rounds=rounds or int(defaults["rounds"]),
         peers=peer_names,
         warmup=warmup,
+        engine=engine,
     )
     if peer_torture:
         _torture(settings, peer_names or _ALL_PEERS, kills, kafka, report)
@@ -300,6 +311,7 @@ def _compare_settings(
         raise click.UsageError(str(error)) from error
     timeout = stage_timeout(settings.spec.events)
     common = {
+        "engine": settings.engine,
         "commit_every": settings.commit_every,
         "commit_interval_ms": settings.commit_interval_ms,
         "batch_size": settings.batch_size,

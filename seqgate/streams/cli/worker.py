@@ -38,6 +38,7 @@ from seqgate.streams.rules.policy import Policy
 from seqgate.streams.runtime.kafka_reach import ensure_reachable
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
 from seqgate.streams.runtime.schema_registry import describe_registry
+from seqgate.streams.worker.config import ENGINES
 
 if TYPE_CHECKING:
     from seqgate.streams.runtime.faults import FaultInjector
@@ -102,6 +103,15 @@ def worker_options(func: F) -> F:
             " (create it with `seqgate topics create --audit`).",
         ),
         setting(
+            "--engine",
+            "SEQGATE_ENGINE",
+            type=click.Choice(ENGINES),
+            default="compiled",
+            help="The record step: compiled (seqgate._core, Rust; a record it cannot prove it"
+            " decides as the Python rules do goes to them) or python (those rules alone, the"
+            " reference). The same outcomes and bytes either way (docs/processor.md#engines).",
+        ),
+        setting(
             "--instance-id",
             "SEQGATE_INSTANCE_ID",
             type=KafkaMemberId(),
@@ -144,6 +154,7 @@ def worker(
     metrics_port: int | None,
     metrics_host: str,
     framing: Framing,
+    engine: str,
 ) -> None:
     """Run the exactly-once processor until SIGTERM or Ctrl-C.
 
@@ -178,6 +189,7 @@ def worker(
         metrics_host=metrics_host,
         metrics_port=metrics_port,
         framing=framing,
+        engine=engine,
     )
     if print_config:
         click.echo(json.dumps(resolved_configuration(config), indent=2))
@@ -211,6 +223,7 @@ def resolved_configuration(config: WorkerConfig) -> dict[str, object]:
         "metrics_port": config.metrics_port,
         "metrics_host": config.metrics_host,
         "schema_registry": describe_registry(config.framing),
+        "engine": config.engine,
     }
 
 
@@ -218,6 +231,10 @@ def run_worker(config: WorkerConfig, faults: FaultInjector) -> None:
     """Process until SIGTERM or Ctrl-C, then print the summary on stderr."""
     from seqgate.streams.worker.processor import Worker
 
+    if config.engine == "compiled":
+        from seqgate.streams.worker.compiled_step import load_core
+
+        load_core()  # its one line (exit 2) before anything else is checked
     stop = stop_on_signals()
     ensure_reachable(config.kafka)
     try:

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Final
 
 from seqgate.schemas.kinds import CREATED, KIND_DESCRIPTIONS
 from seqgate.schemas.ordering import NUMERIC_SEQUENCER_ORDER, PositionOrder, order_named
@@ -49,7 +50,7 @@ DEFAULT_DEDUPE_WINDOW_MS = 24 * 60 * 60 * 1000
 KNOWN_KINDS: frozenset[str] = frozenset(kind.value for kind in KIND_DESCRIPTIONS)
 
 # Sources whose positions have their own comparison whatever --ordering says.
-_SOURCE_ORDERS: dict[str, PositionOrder] = {MINIO_SOURCE: NUMERIC_SEQUENCER_ORDER}
+SOURCE_ORDERS: Final[dict[str, PositionOrder]] = {MINIO_SOURCE: NUMERIC_SEQUENCER_ORDER}
 
 
 class PolicyError(UsageError, ValueError):
@@ -115,7 +116,7 @@ class Policy:
         return Trust.ORDERED if source in self.ordered_sources else Trust.DEDUPE
 
     def order_for(self, source: str) -> PositionOrder:
-        return _SOURCE_ORDERS.get(source, self.order)
+        return SOURCE_ORDERS.get(source, self.order)
 
 
 def _known_names(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Final
 
 from confluent_kafka import KafkaError
 
@@ -13,6 +14,10 @@ from seqgate.streams.rules.policy import Policy
 from seqgate.streams.runtime.kafka_clients import client_config, group_consumer_config
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
 from seqgate.streams.runtime.topics import changelog_topic
+
+ENGINES: Final = ("compiled", "python")
+"""The record step: the compiled core, deferring to Python for what it cannot prove (the
+default), or the Python step alone, the reference (worker/compiled_step.py)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +43,7 @@ class WorkerConfig:
     extra_consumer_config: dict[str, str] = field(default_factory=dict)
     extra_producer_config: dict[str, str] = field(default_factory=dict)
     framing: Framing = SINGLE_OBJECT  # how outbox, dead letters and audit are written
+    engine: str = "compiled"  # or "python": the record step alone (compiled_step.py)
 
     @property
     def changelog_topic(self) -> str:

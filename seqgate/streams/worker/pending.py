@@ -69,8 +69,8 @@ class OverlayView:
 
     def __init__(self, overlay: TransactionOverlay, store: PartitionStore, partition: int) -> None:
         self.changes = overlay.changes_of(partition)
-        self._committed = store.get
+        self.committed = store.get  # public: the compiled step reads both (compiled_step.py)
 
     def get(self, key: bytes) -> bytes | None:
         changes = self.changes
-        return changes[key] if key in changes else self._committed(key)
+        return changes[key] if key in changes else self.committed(key)

@@ -42,6 +42,7 @@ from seqgate.streams.worker.audit import (
     Decision as Decision,  # re-exported: on_commit receives them
 )
 from seqgate.streams.worker.checkpoint import Checkpoint, CommitListener
+from seqgate.streams.worker.compiled_step import CompiledStep, load_core
 from seqgate.streams.worker.config import WorkerConfig as WorkerConfig  # re-exported
 from seqgate.streams.worker.config import consumer_config, producer_config
 from seqgate.streams.worker.liveness import LivenessCheck, StallWatch
@@ -122,6 +123,18 @@ class Worker:
         self._step = RecordStep(
             parts, begin=self._begin, faults=faults, keep_decisions=on_commit is not None
         )
+        self._compiled = (
+            None
+            if config.engine == "python"
+            else CompiledStep(
+                parts,
+                self._step,
+                begin=self._begin,
+                faults=faults,
+                keep_decisions=on_commit is not None,
+                core=load_core(),
+            )
+        )
         self._checkpoint = Checkpoint(
             parts,
             consumer=self._consumer,
@@ -184,8 +197,14 @@ class Worker:
             self._commit_or_recover()
 
     def _decide(self, messages: list[Message]) -> None:
-        for message in messages:
-            self._step.process(message)
+        compiled, index, end = self._compiled, 0, len(messages)
+        while index < end:
+            if compiled is not None and compiled.usable:
+                index = compiled.run(messages, index)  # as far as it can prove
+                if index == end:
+                    break
+            self._step.process(messages[index])  # the reference step: the rest, one record
+            index += 1
             isolating = self._refused.isolating and self._in_transaction
             if isolating and not self._commit_or_recover():
                 break  # rewound: the rest of the batch is read again

@@ -55,6 +55,12 @@ class RefusedRecords:
         """Whether input is decided one record per transaction (step 1)."""
         return bool(self._isolate_through)
 
+    @property
+    def quiet(self) -> bool:
+        """Nothing isolated and no input known to be unwritable: every record may be decided
+        by the compiled step (`seqgate.streams.worker.compiled_step`)."""
+        return not self._isolate_through and not self._unwritable
+
     def get(self, partition: int, offset: int) -> Unwritable | None:
         unwritable = self._unwritable  # asked once per input record: mostly empty
         return unwritable.get((partition, offset)) if unwritable else None

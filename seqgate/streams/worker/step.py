@@ -96,11 +96,7 @@ class RecordStep:
         # and produce byte-identical outbox records.
         record_time = message.timestamp()[1]
         at = InputPosition(partition, offset, record_time)
-        view = pending.views.get(partition)
-        if view is None:
-            view = pending.views[partition] = OverlayView(
-                pending.overlay, self._store(partition), partition
-            )
+        view = self.view_of(partition)
         previous = previous_position(view, identity) if self._audit else None
         unwritable = self._refused.get(partition, offset)
         if unwritable is not None:
@@ -195,6 +191,16 @@ class RecordStep:
             timestamp=message.timestamp()[1],
             on_delivery=self._session.on_delivery,
         )
+
+    def view_of(self, partition: int) -> OverlayView:
+        """The state the open transaction's records of `partition` see."""
+        pending = self._transaction.pending
+        view = pending.views.get(partition)
+        if view is None:
+            view = pending.views[partition] = OverlayView(
+                pending.overlay, self._store(partition), partition
+            )
+        return view
 
     def _store(self, partition: int) -> PartitionStore:
         store = self._stores.get(partition)

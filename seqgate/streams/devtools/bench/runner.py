@@ -96,6 +96,7 @@ class BenchSettings:
     rounds: int = 3
     peers: tuple[str, ...] = ()  # seqgate.streams.devtools.bench.peers.catalog names
     warmup: bool = True  # one (limit, Worker) round first, not reported
+    engine: str = "compiled"  # the Worker's record step (worker/compiled_step.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,6 +235,7 @@ class _Run:
             "kafka": self.kafka,
             "commit_every": self.settings.commit_every,
             "commit_interval_ms": self.settings.commit_interval_ms,
+            "engine": self.settings.engine,
             "batch_size": self.settings.batch_size,
             "input_topic": self.names.main.input_topic,
             "outbox_topic": self.names.main.outbox_topic,
@@ -416,6 +418,7 @@ def _measure(run: _Run) -> tuple[BenchFigures, list[float]]:
     figures = BenchFigures(
         workload=run.workload.summary(),
         settings={
+            "engine": settings.engine,
             "commit_every": settings.commit_every,
             "commit_interval_ms": settings.commit_interval_ms,
             "batch_size": settings.batch_size,

@@ -100,6 +100,7 @@ def worker_config(spec: dict[str, Any]) -> WorkerConfig:
         extra_consumer_config=spec.get("extra_consumer_config", {}),
         extra_producer_config=spec.get("extra_producer_config", {}),
         framing=registry_framing(spec),
+        engine=spec.get("engine", "compiled"),
     )
 
 

@@ -5,7 +5,8 @@ pre-loaded input, `--rounds` times in alternating order (fresh group,
 changelog and state each time); each variant is reported as its best round
 and as a ratio of the default's best round, measured in the same run. A
 setting is written `producer.<librdkafka key>=<value>`,
-`consumer.<librdkafka key>=<value>`, `batch-size=<records>` or
+`consumer.<librdkafka key>=<value>`, `batch-size=<records>`, `engine=python` (the
+Worker's record step in Python alone, against the compiled default) or
 `schema-registry=<URL>`: the Worker in registry mode, reading an input pre-loaded in
 the Confluent wire format (the same events) and writing its outbox in it.
 """
@@ -35,6 +36,7 @@ from seqgate.streams.runtime.topics import (
     create_topics,
     pipeline_topics,
 )
+from seqgate.streams.worker.config import ENGINES
 
 DEFAULT = "default"
 
@@ -59,6 +61,10 @@ def parse_variant(text: str) -> Variant:
         raise ValueError(f"--vary {text!r}: expected SETTING=VALUE, e.g. producer.linger.ms=0")
     if name == "schema-registry":
         return Variant(text, {"schema_registry_url": value})
+    if name == "engine":
+        if value not in ENGINES:
+            raise ValueError(f"--vary {text!r}: engine is one of {', '.join(ENGINES)}")
+        return Variant(text, {"engine": value})
     if name == "batch-size":
         if not value.isdigit() or int(value) < 1:
             raise ValueError(f"--vary {text!r}: batch-size takes a positive number of records")
@@ -68,7 +74,8 @@ def parse_variant(text: str) -> Variant:
         return Variant(text, {f"extra_{client}_config": {key: value}})
     raise ValueError(
         f"--vary {text!r}: expected producer.<key>=<value>, consumer.<key>=<value>"
-        " (librdkafka settings), batch-size=<records> or schema-registry=<URL>"
+        " (librdkafka settings), batch-size=<records>, engine=python|compiled"
+        " or schema-registry=<URL>"
     )
 
 
