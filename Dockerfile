@@ -1,14 +1,24 @@
 # seqgate: the bridges, the worker and the dispatcher in one image.
 #
-# Two stages: the first installs seqgate and its runtime dependencies (wheels only: the
-# bench extra's matplotlib and numpy stay out) into a virtual environment; the second is
-# a clean python:3.11-slim with that environment copied in, running as uid/gid 10001.
+# Two stages: the first builds seqgate (its compiled core seqgate._core with Rust from
+# the official rust image, linked by gcc) and installs it with its runtime dependencies
+# (wheels only: the bench extra's matplotlib and numpy stay out) into a virtual
+# environment; the second is a clean python:3.11-slim with that environment copied in,
+# running as uid/gid 10001: no compiler, no toolchain.
+
+FROM rust:1.95-slim AS rust
 
 FROM python:3.11-slim AS build
-ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1 \
+    RUSTUP_HOME=/usr/local/rustup CARGO_HOME=/usr/local/cargo PATH=/usr/local/cargo/bin:$PATH
+COPY --from=rust /usr/local/rustup /usr/local/rustup
+COPY --from=rust /usr/local/cargo /usr/local/cargo
+RUN apt-get update && apt-get install --yes --no-install-recommends gcc libc6-dev \
+ && rm -rf /var/lib/apt/lists/*
 RUN python -m venv /opt/seqgate
 WORKDIR /src
 COPY pyproject.toml README.md ./
+COPY core ./core
 COPY seqgate ./seqgate
 RUN /opt/seqgate/bin/pip install --only-binary=:all: --no-binary=seqgate . \
  && /opt/seqgate/bin/pip uninstall --yes pip setuptools

@@ -2,7 +2,7 @@
 //! input event, the field checks, the ordering comparison, the decision and the encoding
 //! of outbox, watermark and seen-id records — one call per consumed batch.
 //!
-//! The Python rules stay the specification (docs/design.md §5.4). This core decides only
+//! The Python rules stay the specification (docs/design.md §5.2.1). This core decides only
 //! what it can prove it decides as they do; any record it is not certain of (a refusal to
 //! word, an older schema, a reconciled event) goes back to them, and differential tests
 //! compare both byte for byte (tests/unit/test_compiled_differential.py).

@@ -185,3 +185,28 @@ def test_a_fenced_worker_stops_with_a_clear_error_and_commits_nothing_more(
     assert "--instance-id" in str(error)
     outbox = [OUTBOX_RECORD.decode(r.value) for r in read_all(kafka_bootstrap, config.outbox_topic)]
     assert [r.event.position for r in outbox] == ["1"]
+
+
+def test_the_compiled_engine_decides_and_writes_what_the_python_step_does(
+    kafka_bootstrap: str, unique_name: str, tmp_path: Path
+) -> None:
+    """The same input through a worker of each engine: the same outbox, byte for byte, and
+    every record decided by the compiled core when it is the engine (a worker that fell
+    back to Python for everything would pass the first check, not the second)."""
+    events = [
+        s3_event(sequencer, key=f"object-{index % 7}")
+        for index, sequencer in enumerate(["1", "3", "2", "3", "a", "0f", "10", "b", "c"] * 9)
+    ]
+    outboxes, compiled = {}, {}
+    for engine in ("python", "compiled"):
+        name = f"{unique_name}-{engine}"
+        config = make_config(kafka_bootstrap, name, tmp_path / engine, engine=engine)
+        produce_events(kafka_bootstrap, config.input_topic, events)
+        with worker_thread(config) as running:
+            wait_for(caught_up(kafka_bootstrap, config), 60, f"the {engine} worker to catch up")
+        records = read_all(kafka_bootstrap, config.outbox_topic)
+        outboxes[engine] = [(r.partition, r.key, r.value) for r in records]  # offsets: markers
+        compiled[engine] = (running.worker.compiled_records, running.worker.committed_records)
+    assert outboxes["compiled"] == outboxes["python"]
+    assert len(outboxes["python"]) > 7  # accepted events of each object, more than once
+    assert compiled == {"python": (0, len(events)), "compiled": (len(events), len(events))}

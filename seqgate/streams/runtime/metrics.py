@@ -195,6 +195,12 @@ class WorkerMetrics(_ServedMetrics):
         self.commits = Counter(
             "seqgate_worker_transaction_commits", "Committed transactions.", registry=r
         )
+        self.compiled = Counter(
+            "seqgate_worker_compiled_records",
+            "Committed input records decided by the compiled core (--engine compiled); the"
+            " Python step decided the others (docs/processor.md#engines).",
+            registry=r,
+        )
         self.aborts = Counter(
             "seqgate_worker_transaction_aborts", "Aborted transactions.", registry=r
         )
@@ -238,8 +244,9 @@ class WorkerMetrics(_ServedMetrics):
 
     # ---- the loop's reports
 
-    def committed(self, tally: Tally, seconds: float) -> None:
+    def committed(self, tally: Tally, seconds: float, compiled: int = 0) -> None:
         self.commits.inc()
+        self.compiled.inc(compiled)
         self.commit_seconds.observe(seconds)
         for (partition, outcome, kind, reason), count in tally.items():
             self.decisions.labels(str(partition), outcome.value, kind or "").inc(count)

@@ -62,6 +62,7 @@ class Checkpoint:
         self.counters = OutcomeCounters()
         self.commits = 0
         self.committed_records = 0  # input records of committed transactions
+        self.compiled_records = 0  # of those, the ones the compiled core decided
         self.aborts = 0
         self.committed_offsets: dict[int, int] = {}  # next input offset per partition, committed
 
@@ -94,9 +95,10 @@ class Checkpoint:
             self.counters.add(partition, outcome, count)
         self.commits += 1
         self.committed_records += pending.records
+        self.compiled_records += pending.compiled_records
         self.committed_offsets.update(pending.next_offsets)
         self._refused.committed(pending.next_offsets)
-        self._metrics.committed(pending.tally, took_s)
+        self._metrics.committed(pending.tally, took_s, pending.compiled_records)
         self._metrics.observe_lag(self._consumer, self.committed_offsets)  # at most 1/s
         self._stall.progressed(time.monotonic())
         self._outage.committed()

@@ -1,4 +1,4 @@
-"""The record step compiled: `seqgate._core` decides whole runs of a batch (docs/design.md §5.4).
+"""The record step compiled: `seqgate._core` decides runs of a batch (docs/design.md §5.2.1).
 
 The Python record step (`seqgate.streams.worker.step`) stays the specification. The
 compiled core (Rust, `core/`) decides a batch's records in one call, in order, as long as
@@ -159,6 +159,7 @@ class CompiledStep:
         )
         pending = self._transaction.pending
         pending.records += records
+        pending.compiled_records += records
         pending.next_offsets.update(next_offsets)
         counts = pending.tally
         for partition, outcome, kind, count in tally:

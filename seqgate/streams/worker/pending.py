@@ -30,6 +30,7 @@ class PendingState:
     decisions: list[Decision] = field(default_factory=list)  # kept only for an on_commit listener
     tally: Tally = field(default_factory=dict)
     records: int = 0
+    compiled_records: int = 0  # of `records`, those the compiled core decided
     started: float = 0.0
 
 

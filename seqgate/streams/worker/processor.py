@@ -71,6 +71,7 @@ class Worker:
 
     commits = CheckpointCount()
     committed_records = CheckpointCount()  # input records of committed transactions
+    compiled_records = CheckpointCount()  # of those, decided by the compiled core
     aborts = CheckpointCount()
 
     def __init__(
