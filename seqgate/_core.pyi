@@ -49,3 +49,12 @@ class WorkerCore:
         list[tuple[int, int, str, str | None, int, str, str]] | None,
         BaseException | None,
     ]: ...
+
+def produce_changes(
+    produce: Callable[..., None],
+    topic: str,
+    partition: int,
+    changes: dict[bytes, bytes | None],
+    on_last: Callable[[Any, Any], None],
+) -> int:
+    """The changelog records of `changes`, in order; how many were produced."""

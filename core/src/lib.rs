@@ -8,7 +8,19 @@
 //! compare both byte for byte (tests/unit/test_compiled_differential.py).
 
 pub mod avro;
+pub mod changelog;
 pub mod decide;
 pub mod event;
 pub mod order;
+pub mod py_objects;
 pub mod worker;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_class::<worker::WorkerCore>()?;
+    module.add_function(wrap_pyfunction!(changelog::produce_changes, module)?)?;
+    module.add("OUTCOMES", decide::Outcome::NAMES)?;
+    Ok(())
+}

@@ -142,6 +142,10 @@ class Store:
     def __init__(self, committed: dict[bytes, bytes]) -> None:
         self._committed = committed
 
+    @property
+    def raw_reader(self) -> tuple[Any, bytes]:
+        return self.get, b""
+
     def get(self, key: bytes) -> bytes | None:
         value = self._committed.get(key)
         if value == b"\xffbroken":

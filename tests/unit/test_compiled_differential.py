@@ -33,6 +33,7 @@ from seqgate.streams.state.keys import (
     latest_key,
     seen_key,
 )
+from seqgate.streams.worker.compiled_step import load_core
 from tests.support.engines import Message, run_engine
 
 OBJECTS = (
@@ -377,3 +378,32 @@ def test_the_bench_workload_gives_the_same_outbox_digest() -> None:
         digests[engine] = digest.hexdigest()
     assert digests["compiled"] == digests["python"]
     assert left == {"python": 20_000, "compiled": 0}
+
+
+def test_the_changelog_records_are_produced_as_the_checkpoint_loop_does() -> None:
+    """`produce_changes`: the checkpoint's calls in the overlay's order, the delivery report
+    on the last only; at a produce that raises, the count so far (the rest is the
+    checkpoint's own loop)."""
+    calls: list[tuple[object, ...]] = []
+    refuse_at: list[int] = []
+
+    def produce(topic: str, value: bytes | None = None, **kwargs: object) -> None:
+        if len(calls) in refuse_at:
+            raise BufferError("Local: Queue full")
+        calls.append((topic, value, kwargs["key"], kwargs["partition"], kwargs.get("on_delivery")))
+
+    def on_last(error: object, message: object) -> None:
+        pass
+
+    changes: dict[bytes, bytes | None] = {b"a": b"1", b"\x00seen\x00b": None, b"c": b"3"}
+    produce_changes = load_core().produce_changes
+    assert produce_changes(produce, "cl", 4, changes, on_last) == 3
+    assert calls == [
+        ("cl", b"1", b"a", 4, None),
+        ("cl", None, b"\x00seen\x00b", 4, None),
+        ("cl", b"3", b"c", 4, on_last),
+    ]
+    calls.clear()
+    refuse_at.append(1)
+    assert produce_changes(produce, "cl", 4, changes, on_last) == 1
+    assert calls == [("cl", b"1", b"a", 4, None)]

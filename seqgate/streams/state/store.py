@@ -182,6 +182,13 @@ class PartitionStore:
         assert value is None or isinstance(value, bytes)
         return value
 
+    @property
+    def raw_reader(self) -> tuple[Callable[[bytes], object], bytes]:
+        """What `get` reads, for the compiled record step: RocksDB's own `get` and the key
+        prefix of the changelog's mirror. A failure comes unwrapped from it: the caller
+        hands the record to `get`, which words it."""
+        return self._db.get, _MIRROR
+
     def identity(self) -> StoreIdentity | None:
         """What this store records it mirrors (None: nothing recorded)."""
         raw = self._call(lambda: self._db.get(_IDENTITY_KEY))

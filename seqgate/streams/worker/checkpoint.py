@@ -8,6 +8,7 @@ overlay and rewinds the input (§5.3).
 
 from __future__ import annotations
 
+import itertools
 import logging
 import time
 from collections.abc import Callable
@@ -22,6 +23,7 @@ from seqgate.streams.runtime.renewal import ProducerLost
 from seqgate.streams.state.keys import STREAM_TIME_KEY, decode_stream_time
 from seqgate.streams.state.store import StateDamaged
 from seqgate.streams.worker.audit import Decision
+from seqgate.streams.worker.compiled_step import load_core
 from seqgate.streams.worker.liveness import StallWatch
 from seqgate.streams.worker.outage import WriteOutage
 from seqgate.streams.worker.pending import PendingState, TransactionParts, coordinates
@@ -56,6 +58,11 @@ class Checkpoint:
         self._refused = parts.refused
         self._consumer = consumer  # for the lag
         self._metrics = metrics
+        # With the compiled engine, the changelog records are produced from the core: the
+        # same produce() calls, without an interpreted loop around them.
+        self._produce_changes = (
+            None if self.config.engine == "python" else load_core().produce_changes
+        )
         self._stall = stall
         self._on_commit = on_commit
         self._outage = outage
@@ -127,8 +134,17 @@ class Checkpoint:
             # Only the partition's last record reports its delivery: it carries the
             # highest offset, the one the store records. A failure of any other
             # record makes the transaction abortable, so the commit raises.
-            last = len(changes) - 1
-            for index, (state_key, value) in enumerate(changes.items()):
+            last, done = len(changes) - 1, 0
+            if self._produce_changes is not None:  # the same calls, from the compiled core
+                done = self._produce_changes(
+                    self._session.producer.produce,
+                    self.config.changelog_topic,
+                    partition,
+                    changes,
+                    self._on_changelog_delivery,
+                )
+            rest = itertools.islice(changes.items(), done, None)
+            for index, (state_key, value) in enumerate(rest, start=done):
                 self._session.produce(
                     self.config.changelog_topic,
                     value,

@@ -70,7 +70,8 @@ class OverlayView:
 
     def __init__(self, overlay: TransactionOverlay, store: PartitionStore, partition: int) -> None:
         self.changes = overlay.changes_of(partition)
-        self.committed = store.get  # public: the compiled step reads both (compiled_step.py)
+        self.committed = store.get
+        self.raw_reader = store.raw_reader  # the compiled step's read (compiled_step.py)
 
     def get(self, key: bytes) -> bytes | None:
         changes = self.changes
