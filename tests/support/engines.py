@@ -23,8 +23,9 @@ from seqgate.streams.runtime.faults import FaultInjector
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
 from seqgate.streams.runtime.session import TransactionalSession
 from seqgate.streams.worker.audit import Decision
-from seqgate.streams.worker.compiled_step import CompiledStep, load_core
+from seqgate.streams.worker.compiled_step import CompiledStep
 from seqgate.streams.worker.config import WorkerConfig
+from seqgate.streams.worker.engine import load_core
 from seqgate.streams.worker.partition_stores import PartitionStores
 from seqgate.streams.worker.pending import OpenTransaction, TransactionParts
 from seqgate.streams.worker.refused import RefusedRecords

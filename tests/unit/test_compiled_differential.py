@@ -33,7 +33,7 @@ from seqgate.streams.state.keys import (
     latest_key,
     seen_key,
 )
-from seqgate.streams.worker.compiled_step import load_core
+from seqgate.streams.worker.engine import load_core
 from tests.support.engines import Message, run_engine
 
 OBJECTS = (

@@ -189,6 +189,7 @@ def bench(
       seqgate bench --events 200000 --identities 20000 --report r.json --chart r.png
       seqgate bench --events 400000 --vary producer.linger.ms=0 --vary batch-size=2000
       seqgate bench --events 400000 --vary schema-registry=mock://bench
+      seqgate bench --events 200000 --identities 20000 --vary engine=python
       seqgate bench --quick --peers kafka-streams,quix,faust
     """
     from seqgate.streams.devtools.bench.peers.comparison import parse_peer_names
@@ -198,14 +199,8 @@ def bench(
     if peer_torture:
         defaults = {**defaults, **(_TORTURE_QUICK if quick else _TORTURE)}
     try:
-        spec = WorkloadSpec(
-            int(events or defaults["events"]),
-            int(identities or defaults["identities"]),
-            partitions,
-            redelivery_rate,
-            reorder_rate,
-            seed,
-        )
+        sizes = int(events or defaults["events"]), int(identities or defaults["identities"])
+        spec = WorkloadSpec(*sizes, partitions, redelivery_rate, reorder_rate, seed)
         peer_names = parse_peer_names(peers)
     except ValueError as error:
         raise click.UsageError(str(error)) from error

@@ -232,7 +232,7 @@ def run_worker(config: WorkerConfig, faults: FaultInjector) -> None:
     from seqgate.streams.worker.processor import Worker
 
     if config.engine == "compiled":
-        from seqgate.streams.worker.compiled_step import load_core
+        from seqgate.streams.worker.engine import load_core
 
         load_core()  # its one line (exit 2) before anything else is checked
     stop = stop_on_signals()

@@ -23,7 +23,7 @@ from seqgate.streams.runtime.renewal import ProducerLost
 from seqgate.streams.state.keys import STREAM_TIME_KEY, decode_stream_time
 from seqgate.streams.state.store import StateDamaged
 from seqgate.streams.worker.audit import Decision
-from seqgate.streams.worker.compiled_step import load_core
+from seqgate.streams.worker.engine import load_core
 from seqgate.streams.worker.liveness import StallWatch
 from seqgate.streams.worker.outage import WriteOutage
 from seqgate.streams.worker.pending import PendingState, TransactionParts, coordinates

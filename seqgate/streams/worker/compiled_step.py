@@ -19,7 +19,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from types import ModuleType
-from typing import Final
 
 from confluent_kafka import Message
 
@@ -32,46 +31,15 @@ from seqgate.schemas.codec import (
 )
 from seqgate.schemas.identity import SCHEMES_OF_SOURCES
 from seqgate.schemas.limits import TEXT_LIMITS
-from seqgate.schemas.outcomes import Outcome
 from seqgate.schemas.reconciled import RECONCILE_ORIGIN_PREFIX
 from seqgate.schemas.sources import KNOWN_SOURCES
 from seqgate.streams.rules.policy import SOURCE_ORDERS
-from seqgate.streams.runtime.errors import UsageError
 from seqgate.streams.runtime.faults import FaultInjector, FaultPoint
 from seqgate.streams.state.keys import LATEST_PREFIX, SEEN_PREFIX, STREAM_TIME_KEY
 from seqgate.streams.worker.audit import Decision
+from seqgate.streams.worker.engine import OUTCOMES
 from seqgate.streams.worker.pending import TransactionParts
 from seqgate.streams.worker.step import RecordStep
-
-_OUTCOMES: Final = (
-    Outcome.ACCEPTED,
-    Outcome.DUPLICATE,
-    Outcome.STALE,
-    Outcome.LATE,
-    Outcome.FILTERED,
-)
-
-
-class EngineUnavailable(UsageError):
-    """`--engine compiled` without `seqgate._core` in this installation."""
-
-
-def load_core() -> ModuleType:
-    """`seqgate._core`; raises EngineUnavailable naming the two fixes."""
-    try:
-        from seqgate import _core
-    except ImportError as error:
-        raise EngineUnavailable(
-            f"--engine compiled: the compiled core seqgate._core is not in this installation"
-            f" ({error}): install seqgate from its sources with cargo (Rust 1.85+) on the PATH"
-            " (`bash scripts/bootstrap.sh`), or run the Python engine with --engine python"
-        ) from None
-    if tuple(_core.OUTCOMES) != tuple(outcome.value for outcome in _OUTCOMES):
-        raise EngineUnavailable(
-            "--engine compiled: seqgate._core was built from other sources than this"
-            " seqgate (its outcomes differ): reinstall seqgate, or use --engine python"
-        )
-    return _core
 
 
 class CompiledStep:
@@ -163,11 +131,11 @@ class CompiledStep:
         pending.next_offsets.update(next_offsets)
         counts = pending.tally
         for partition, outcome, kind, count in tally:
-            tally_key = (partition, _OUTCOMES[outcome], kind, None)
+            tally_key = (partition, OUTCOMES[outcome], kind, None)
             counts[tally_key] = counts.get(tally_key, 0) + count
         if decisions:
             pending.decisions.extend(
-                Decision(p, o, identity, position, _OUTCOMES[outcome], event_id, None, kind)
+                Decision(p, o, identity, position, OUTCOMES[outcome], event_id, None, kind)
                 for p, o, identity, position, outcome, event_id, kind in decisions
             )
         if error is not None:

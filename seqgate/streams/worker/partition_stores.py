@@ -31,6 +31,7 @@ from seqgate.streams.state.store import (
     StoreIdentity,
 )
 from seqgate.streams.worker.config import WorkerConfig
+from seqgate.streams.worker.engine import load_core
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +45,8 @@ class PartitionStores:
         self.config = config
         self._restore_consumer = restore_consumer
         self._metrics = metrics
-        self._directory = StateDirectory(config.state_dir, config.input_topic)
+        core = None if config.engine == "python" else load_core()
+        self._directory = StateDirectory(config.state_dir, config.input_topic, core=core)
         self._stores: dict[int, PartitionStore] = {}
 
     def get(self, partition: int) -> PartitionStore | None:

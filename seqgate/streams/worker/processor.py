@@ -42,9 +42,10 @@ from seqgate.streams.worker.audit import (
     Decision as Decision,  # re-exported: on_commit receives them
 )
 from seqgate.streams.worker.checkpoint import Checkpoint, CommitListener
-from seqgate.streams.worker.compiled_step import CompiledStep, load_core
+from seqgate.streams.worker.compiled_step import CompiledStep
 from seqgate.streams.worker.config import WorkerConfig as WorkerConfig  # re-exported
 from seqgate.streams.worker.config import consumer_config, producer_config
+from seqgate.streams.worker.engine import load_core
 from seqgate.streams.worker.liveness import LivenessCheck, StallWatch
 from seqgate.streams.worker.outage import WriteOutage
 from seqgate.streams.worker.partition_stores import PartitionStores, describe_unavailable
