@@ -13,7 +13,6 @@ pub mod decide;
 pub mod event;
 pub mod order;
 pub mod py_objects;
-pub mod store;
 pub mod worker;
 
 use pyo3::prelude::*;
@@ -22,8 +21,6 @@ use pyo3::prelude::*;
 fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<worker::WorkerCore>()?;
     module.add_function(wrap_pyfunction!(changelog::produce_changes, module)?)?;
-    module.add_function(wrap_pyfunction!(store::take_changelog, module)?)?;
-    module.add_function(wrap_pyfunction!(store::batch_changes, module)?)?;
     module.add("OUTCOMES", decide::Outcome::NAMES)?;
     Ok(())
 }

@@ -203,19 +203,13 @@ class _ChangelogApplier:
 
     def take(self, records: list[Message], end_offset: int | None) -> None:
         """Add a batch of records; `end_offset`: the changelog's end, once reached."""
-        core = self.store.core
-        if core is not None:  # the loop below, compiled
-            taken, next_offset = core.take_changelog(records, self._pending)
-            self.applied += taken
-            self.next_offset = self.next_offset if next_offset is None else next_offset
-        else:
-            for message in records:
-                key, offset = message.key(), message.offset()
-                if key is None or offset is None:
-                    continue
-                self._pending[key] = message.value()
-                self.next_offset = offset + 1
-                self.applied += 1
+        for message in records:
+            key, offset = message.key(), message.offset()
+            if key is None or offset is None:
+                continue
+            self._pending[key] = message.value()
+            self.next_offset = offset + 1
+            self.applied += 1
         self._reached(end_offset)
         if len(self._pending) >= _APPLY_EVERY:
             self._apply()

@@ -27,7 +27,6 @@ import struct
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import TypeVar
 
 from rocksdict import Options, Rdict, ReadOptions, WriteBatch, WriteOptions
@@ -147,14 +146,9 @@ class PartitionStore:
     Every RocksDB failure raises a `StateError` (from None: RocksDB's text is in it).
     """
 
-    def __init__(
-        self, path: Path, *, partition: int | None = None, core: ModuleType | None = None
-    ) -> None:
+    def __init__(self, path: Path, *, partition: int | None = None) -> None:
         self.path = path
         self.partition = partition
-        # The compiled core (seqgate._core) with --engine compiled: its loops make the calls
-        # of `apply`'s and the restore's, without the interpreter between them.
-        self.core = core
         try:
             path.mkdir(parents=True, exist_ok=True)
         except OSError as error:
@@ -241,20 +235,13 @@ class PartitionStore:
     def apply(self, changes: Mapping[bytes, bytes | None], changelog_next_offset: int) -> None:
         """Write changelog-keyed values (None deletes) and the changelog offset atomically."""
         batch = WriteBatch(raw_mode=True)
-        if self.core is not None:
-            # The same operations (a batch's order matters only within a key, and the
-            # expiry index's keys are not the mirror's).
-            seen = self.core.batch_changes(batch.put, batch.delete, _MIRROR, changes, SEEN_PREFIX)
-            for key, value in seen:
+        for key, value in changes.items():
+            if key.startswith(SEEN_PREFIX):
                 self._reindex(batch, key, value)
-        else:
-            for key, value in changes.items():
-                if key.startswith(SEEN_PREFIX):
-                    self._reindex(batch, key, value)
-                if value is None:
-                    batch.delete(_MIRROR + key)
-                else:
-                    batch.put(_MIRROR + key, value)
+            if value is None:
+                batch.delete(_MIRROR + key)
+            else:
+                batch.put(_MIRROR + key, value)
         batch.put(_CHANGELOG_OFFSET_KEY, str(changelog_next_offset).encode("ascii"))
         self._call(lambda: self._db.write(batch, self._write_options))
         self.known_next_offset = changelog_next_offset
@@ -330,16 +317,15 @@ def _expiry_key(seen: SeenEvent) -> bytes:
 class StateDirectory:
     """Layout of a worker's local state: `<root>/<input topic>/<partition>/`."""
 
-    def __init__(self, root: Path, topic: str, *, core: ModuleType | None = None) -> None:
+    def __init__(self, root: Path, topic: str) -> None:
         self.root = root
         self.topic = topic
-        self.core = core  # given to each store (PartitionStore.core)
 
     def partition_path(self, partition: int) -> Path:
         return self.root / self.topic / str(partition)
 
     def open(self, partition: int) -> PartitionStore:
-        return PartitionStore(self.partition_path(partition), partition=partition, core=self.core)
+        return PartitionStore(self.partition_path(partition), partition=partition)
 
     def wipe(self) -> None:
         shutil.rmtree(self.root / self.topic, ignore_errors=True)

@@ -31,7 +31,6 @@ from seqgate.streams.state.store import (
     StoreIdentity,
 )
 from seqgate.streams.worker.config import WorkerConfig
-from seqgate.streams.worker.engine import load_core
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +44,7 @@ class PartitionStores:
         self.config = config
         self._restore_consumer = restore_consumer
         self._metrics = metrics
-        core = None if config.engine == "python" else load_core()
-        self._directory = StateDirectory(config.state_dir, config.input_topic, core=core)
+        self._directory = StateDirectory(config.state_dir, config.input_topic)
         self._stores: dict[int, PartitionStore] = {}
 
     def get(self, partition: int) -> PartitionStore | None:

@@ -32,7 +32,6 @@ from seqgate.streams.runtime.kafka_settings import KafkaSettings
 from seqgate.streams.runtime.partition_reader import next_batch
 from seqgate.streams.state.restore import restore_consumer_config, restore_partition
 from seqgate.streams.state.store import StateDirectory
-from seqgate.streams.worker.engine import load_core
 
 _FETCH_SETTINGS = ("fetch.wait.max.ms", "fetch.queue.backoff.ms")
 FAST_EOF_CONFIG: dict[str, object] = {"fetch.wait.max.ms": 10, "fetch.queue.backoff.ms": 10}
@@ -108,14 +107,10 @@ def _read_to_end(consumer: Consumer, partition: TopicPartition) -> int:
     return records
 
 
-def restore_all(
-    changelog: Changelog, state_root: Path, input_topic: str, engine: str = "compiled"
-) -> Restored:
-    """Restore every partition into fresh stores under `state_root`, as a worker of
-    `engine` does; count the watermarks."""
+def restore_all(changelog: Changelog, state_root: Path, input_topic: str) -> Restored:
+    """Restore every partition into fresh stores under `state_root`; count the watermarks."""
     consumer = changelog.consumer("seqgate-bench-restore")
-    core = None if engine == "python" else load_core()
-    directory = StateDirectory(state_root, input_topic, core=core)
+    directory = StateDirectory(state_root, input_topic)
     directory.wipe()
     records = 0
     stores = [directory.open(partition) for partition in range(changelog.partitions)]

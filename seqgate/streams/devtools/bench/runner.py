@@ -313,12 +313,9 @@ class _Run:
         )
         input_topic = self.names.main.input_topic
         raw = raw_consume(changelog)
-        engine = self.settings.engine
-        restored = restore_all(changelog, self.tmp / "restore", input_topic, engine)
+        restored = restore_all(changelog, self.tmp / "restore", input_topic)
         worker_config = replace(changelog, extra=WORKER_RESTORE_CONFIG)
-        restored_default = restore_all(
-            worker_config, self.tmp / "restore-default", input_topic, engine
-        )
+        restored_default = restore_all(worker_config, self.tmp / "restore-default", input_topic)
         return raw, restored, restored_default
 
     def bridge(self) -> tuple[int, Throughput, Throughput]:
