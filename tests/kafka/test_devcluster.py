@@ -46,6 +46,11 @@ def _clean_shutdown_lines(cluster: ClusterHandle, node_id: int) -> int:
     return len(SHUTDOWN_LINE.findall(cluster.node(node_id).log_file.read_text(errors="replace")))
 
 
+def _listing(data_dir: Path) -> list[str]:
+    """The node's data directory, two levels deep, for a failure message."""
+    return sorted(str(p.relative_to(data_dir)) for p in data_dir.glob("*/*"))[:60]
+
+
 def _create_topic(cluster: ClusterHandle, topic: str, partitions: int = 1) -> None:
     """A topic with the cluster's default replication factor (3), all replicas in sync."""
     admin = AdminClient(cluster.client_settings())
@@ -167,7 +172,11 @@ class TestReplication:
         assert _produce(cluster, "one-down", [b"a", b"b"]) == [None, None]
         assert _consume(cluster, "one-down", 2) == [b"a", b"b"]
         assert len(cluster.partition("one-down").isr) == 2
-        data_file = next(cluster.node(leader).data_dir.glob("kraft/one-down-0/*.log"))
+        data_dir = cluster.node(leader).data_dir
+        segments = sorted(data_dir.glob("kraft/one-down-0/*.log"))
+        # Seen once (clean-clone run 4 of 2026-12-06): no segment there. Say what there was.
+        assert segments, f"node {leader} has no segment of one-down-0: {_listing(data_dir)}"
+        data_file = segments[0]
 
         cluster.start_node(leader)
         assert cluster.node_running(leader)
