@@ -51,18 +51,22 @@ class Pipeline:
     rejected: str
 
 
-@pytest.fixture
-def pipeline(kafka_bootstrap: str, unique_name: str) -> Pipeline:
+def new_pipeline(bootstrap: str, prefix: str) -> Pipeline:
     specs = pipeline_topics(
-        input_topic=f"{unique_name}.object-events",
-        outbox_topic=f"{unique_name}.object-events.outbox",
-        rejected_topic=f"{unique_name}.object-events.rejected",
-        application_id=f"{unique_name}-app",
+        input_topic=f"{prefix}.object-events",
+        outbox_topic=f"{prefix}.object-events.outbox",
+        rejected_topic=f"{prefix}.object-events.rejected",
+        application_id=f"{prefix}-app",
         partitions=PARTITIONS,
     )
-    created = create_topics(AdminClient({"bootstrap.servers": kafka_bootstrap}), specs)
+    created = create_topics(AdminClient({"bootstrap.servers": bootstrap}), specs)
     assert set(created.values()) == {"created"}
-    return Pipeline(kafka_bootstrap, specs[0].name, specs[2].name)
+    return Pipeline(bootstrap, specs[0].name, specs[2].name)
+
+
+@pytest.fixture
+def pipeline(kafka_bootstrap: str, unique_name: str) -> Pipeline:
+    return new_pipeline(kafka_bootstrap, unique_name)
 
 
 def bridge(
@@ -71,9 +75,13 @@ def bridge(
     stdin: bytes | None = None,
     runner: str | None = None,
     timeout: float = 120.0,
+    engine: str | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
-    """`python -m seqgate.streams.cli bridge file PATHS...` (or `python -c RUNNER ...`)."""
+    """`python -m seqgate.streams.cli bridge file PATHS...` (or `python -c RUNNER ...`),
+    with `--engine ENGINE` when one is given."""
     entry = ["-m", "seqgate.streams.cli"] if runner is None else ["-c", runner]
+    if engine is not None:
+        paths = (*paths, "--engine", engine)
     return subprocess.run(
         [
             sys.executable,
@@ -222,6 +230,37 @@ def test_bridge_publishes_a_json_lines_file(pipeline: Pipeline, tmp_path: Path) 
     assert malformed.raw == MALFORMED_LINE
     assert malformed.reason == "malformed_json"
     assert malformed.message
+
+
+def _topic_bytes(bootstrap: str, topic: str) -> list[tuple[int, bytes | None, bytes]]:
+    return sorted((r.partition, r.key, r.value) for r in read_all(bootstrap, topic))
+
+
+def test_both_engines_publish_the_same_bytes(
+    kafka_bootstrap: str, unique_name: str, tmp_path: Path
+) -> None:
+    """Every fixture through `bridge file`, once per engine: the same events and dead
+    letters, byte for byte, in the same partitions (docs/sources.md#engines)."""
+    source = tmp_path / "fixtures.jsonl"
+    fixtures = sorted((REPO / "tests" / "fixtures").rglob("*.json"))
+    lines = [b" ".join(path.read_bytes().split()) for path in fixtures]
+    data, _ = jsonl_input()
+    source.write_bytes(data + b"\n".join(lines) + b"\n")
+    summaries = []
+    pipelines = []
+    for engine in ("python", "compiled"):
+        pipeline = new_pipeline(kafka_bootstrap, f"{unique_name}.{engine}")
+        summaries.append(summary_of(bridge(pipeline, str(source), engine=engine)))
+        pipelines.append(pipeline)
+    python, compiled = pipelines
+    assert summaries[0] == summaries[1]
+    assert summaries[0]["published"] >= 30 and summaries[0]["rejected"] >= 20, summaries[0]
+    assert _topic_bytes(kafka_bootstrap, python.events) == _topic_bytes(
+        kafka_bootstrap, compiled.events
+    )
+    assert _topic_bytes(kafka_bootstrap, python.rejected) == _topic_bytes(
+        kafka_bootstrap, compiled.rejected
+    )
 
 
 def test_bridge_publishes_a_pretty_printed_document_and_stdin(

@@ -19,13 +19,13 @@ from typing import Any, cast
 
 from seqgate.schemas.framing import SINGLE_OBJECT, Framing
 from seqgate.streams.rules.policy import Policy
+from seqgate.streams.runtime.engines import load_core
 from seqgate.streams.runtime.faults import FaultInjector
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
 from seqgate.streams.runtime.session import TransactionalSession
 from seqgate.streams.worker.audit import Decision
 from seqgate.streams.worker.compiled_step import CompiledStep
 from seqgate.streams.worker.config import WorkerConfig
-from seqgate.streams.worker.engine import load_core
 from seqgate.streams.worker.partition_stores import PartitionStores
 from seqgate.streams.worker.pending import OpenTransaction, TransactionParts
 from seqgate.streams.worker.refused import RefusedRecords

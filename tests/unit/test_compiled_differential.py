@@ -26,6 +26,7 @@ from seqgate.schemas.reconciled import expectation
 from seqgate.schemas.records import ObjectEvent, SeenEvent
 from seqgate.streams.devtools.bench.workload import WorkloadSpec, build_workload
 from seqgate.streams.rules.policy import Policy
+from seqgate.streams.runtime.engines import load_core
 from seqgate.streams.runtime.faults import FaultPoint, RaiseAt
 from seqgate.streams.state.keys import (
     STREAM_TIME_KEY,
@@ -33,7 +34,6 @@ from seqgate.streams.state.keys import (
     latest_key,
     seen_key,
 )
-from seqgate.streams.worker.engine import load_core
 from tests.support.engines import Message, run_engine
 
 OBJECTS = (

@@ -65,6 +65,7 @@ from typing import Final
 from seqgate.connectors.parsers.azure import looks_like_azure, parse_azure
 from seqgate.connectors.parsers.b2 import looks_like_b2, parse_b2
 from seqgate.connectors.parsers.box import looks_like_box, parse_box
+from seqgate.connectors.parsers.compiled import compiled_s3_events
 from seqgate.connectors.parsers.field_limits import EVENTBRIDGE_PATHS, enforce_limits
 from seqgate.connectors.parsers.gcs import looks_like_gcs, parse_gcs
 from seqgate.connectors.parsers.records_document import parse_records_document
@@ -147,8 +148,14 @@ def normalize(
 
     ``origin`` says where the bytes came from and is copied into every event.
     Never raises: invalid input yields rejections (``record_index`` None for a
-    whole message, the record's index for one bad record of a batch).
+    whole message, the record's index for one bad record of a batch). With
+    ``s3_options.engine`` ``"compiled"``, the compiled core reads the clean native S3
+    documents first (:mod:`seqgate.connectors.parsers.compiled`).
     """
+    if s3_options.engine == "compiled":
+        compiled = compiled_s3_events(raw, origin, s3_options.schema_floor)
+        if compiled is not None:
+            return compiled
     try:
         document = decode_json(raw)
     except JsonRefused as error:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
+from seqgate.connectors.parsers.compiled import compiled_event_writer
 from seqgate.connectors.parsers.results import ParsedItem, ParseResult
 from seqgate.connectors.publish.dead_letters import rejected_record
 from seqgate.schemas.codec import OBJECT_EVENT, REJECTED_RECORD
@@ -118,6 +119,8 @@ class EventPublisher:
     `delivery_timeout_ms` bounds how long Kafka may take to acknowledge a
     record (librdkafka's message.timeout.ms): past it the record counts as
     refused, `flush` raises, and the source must not be acknowledged.
+    `engine` ``"compiled"`` writes events with the compiled core (the same bytes;
+    :func:`~seqgate.connectors.parsers.compiled.compiled_event_writer`).
     """
 
     def __init__(
@@ -128,10 +131,15 @@ class EventPublisher:
         *,
         delivery_timeout_ms: int = DEFAULT_DELIVERY_TIMEOUT_MS,
         framing: Framing = SINGLE_OBJECT,
+        engine: str = "python",
     ) -> None:
         self.topics = topics
         # Through a schema registry, the schemas are registered here, before any input.
-        self._encode_event = framing.writer(OBJECT_EVENT, topics.events)
+        self._encode_event = (
+            compiled_event_writer(framing, topics.events)
+            if engine == "compiled"
+            else framing.writer(OBJECT_EVENT, topics.events)
+        )
         self._encode_rejected = framing.writer(REJECTED_RECORD, topics.rejected)
         self.counters = BridgeCounters()
         self.delivery_timeout_ms = delivery_timeout_ms

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 from confluent_kafka import Consumer, KafkaException, Message, Producer, TopicPartition
 
+from seqgate.connectors.parsers.compiled import compiled_event_writer
 from seqgate.connectors.parsers.normalize import normalize
 from seqgate.connectors.parsers.s3.native import DEFAULT_S3_PARSE_OPTIONS, S3ParseOptions
 from seqgate.connectors.publish.dead_letters import rejected_record
@@ -122,7 +123,11 @@ class KafkaSource:
         self.config = config
         self._s3_options = s3_options
         # Through a schema registry, the schemas are registered here, before any input.
-        self._encode_event = config.framing.writer(OBJECT_EVENT, config.topics.events)
+        self._encode_event = (
+            compiled_event_writer(config.framing, config.topics.events)
+            if s3_options.engine == "compiled"
+            else config.framing.writer(OBJECT_EVENT, config.topics.events)
+        )
         self._encode_rejected = config.framing.writer(REJECTED_RECORD, config.topics.rejected)
         self._filter = event_filter or EventFilter()
         self._faults = faults or FaultInjector()

@@ -11,10 +11,10 @@ import click
 
 from seqgate.streams.cli.options import optional_kafka_options
 from seqgate.streams.devtools.bench.workload import WorkloadSpec
+from seqgate.streams.runtime.engines import ENGINES
 from seqgate.streams.runtime.errors import UsageError
 from seqgate.streams.runtime.kafka_reach import ensure_reachable
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
-from seqgate.streams.worker.config import ENGINES
 
 if TYPE_CHECKING:
     from seqgate.streams.devtools.bench.runner import BenchSettings

@@ -20,14 +20,16 @@ from seqgate.connectors.publish.publisher import EventPublisher, Topics
 from seqgate.schemas.framing import SINGLE_OBJECT, Framing
 from seqgate.streams.cli.app import cli
 from seqgate.streams.cli.options import (
-    filter_options,
     kafka_options,
     rejected_topic_option,
-    s3_parse_option,
     setting,
     stacked,
 )
 from seqgate.streams.cli.parse import read_inputs
+from seqgate.streams.cli.reading_options import (
+    filter_options,
+    s3_parse_option,
+)
 from seqgate.streams.cli.registry_options import registry_options
 from seqgate.streams.runtime.kafka_reach import ensure_reachable
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
@@ -51,12 +53,13 @@ class Publishing:
     delivery_timeout_ms: int
     framing: Framing = SINGLE_OBJECT
 
-    def publisher(self, kafka: KafkaSettings) -> EventPublisher:
+    def publisher(self, kafka: KafkaSettings, engine: str) -> EventPublisher:
         return EventPublisher(
             kafka,
             self.topics,
             delivery_timeout_ms=self.delivery_timeout_ms,
             framing=self.framing,
+            engine=engine,
         )
 
 
@@ -135,7 +138,7 @@ def bridge_file(
       seqgate bridge file notifications.jsonl --include-prefix incoming/
     """
     ensure_reachable(kafka)
-    publisher = publishing.publisher(kafka)
+    publisher = publishing.publisher(kafka, s3_options.engine)
     messages = 0
     filtered = 0
     for path in paths:

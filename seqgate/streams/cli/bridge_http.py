@@ -40,14 +40,16 @@ from seqgate.streams.cli.http_processes import (
     stop_when_stdin_ends,
 )
 from seqgate.streams.cli.options import (
+    gathered,
+    kafka_options,
+    setting,
+    stacked,
+)
+from seqgate.streams.cli.reading_options import (
     CommaList,
     comma_items,
     filter_options,
-    gathered,
-    kafka_options,
     s3_parse_option,
-    setting,
-    stacked,
 )
 from seqgate.streams.cli.webhook_options import webhook_options
 from seqgate.streams.runtime.errors import UsageError
@@ -356,7 +358,8 @@ def _server(
 ) -> HttpBridge:
     from seqgate.connectors.sources.http_server import HttpBridge
 
-    return HttpBridge(settings, publishing.publisher(kafka), event_filter, s3_options=s3_options)
+    publisher = publishing.publisher(kafka, s3_options.engine)
+    return HttpBridge(settings, publisher, event_filter, s3_options=s3_options)
 
 
 def server_settings(http: HttpOptions, webhooks: WebhookSettings, host: str) -> HttpSettings:

@@ -14,15 +14,17 @@ from seqgate.schemas.framing import Framing
 from seqgate.streams.cli.bridge import bridge, events_topic_option
 from seqgate.streams.cli.options import (
     batch_size_option,
-    filter_options,
     idle_exit_option,
     kafka_options,
     metrics_options,
     rejected_topic_option,
-    s3_parse_option,
     session_timeout_option,
     setting,
     transaction_timeout_option,
+)
+from seqgate.streams.cli.reading_options import (
+    filter_options,
+    s3_parse_option,
 )
 from seqgate.streams.cli.registry_options import registry_options
 from seqgate.streams.cli.running import injected_faults, serve_bridge_metrics, stop_on_signals

@@ -12,14 +12,16 @@ from seqgate.connectors.publish.filters import EventFilter
 from seqgate.connectors.publish.publisher import EventPublisher, PublishError
 from seqgate.streams.cli.bridge import Publishing, bridge, publishing_options
 from seqgate.streams.cli.options import (
-    filter_options,
     idle_exit_option,
     kafka_options,
     metrics_options,
-    s3_parse_option,
     setting,
 )
 from seqgate.streams.cli.param_types import HttpUrl
+from seqgate.streams.cli.reading_options import (
+    filter_options,
+    s3_parse_option,
+)
 from seqgate.streams.cli.running import serve_bridge_metrics, stop_on_signals
 from seqgate.streams.runtime.errors import CommandFailed, SeqgateError, UsageError
 from seqgate.streams.runtime.kafka_reach import ensure_reachable
@@ -185,7 +187,7 @@ def sqs_poller(
             ),
         )
         ensure_reachable(kafka)
-        publisher = publishing.publisher(kafka)
+        publisher = publishing.publisher(kafka, s3_options.engine)
         poller = SqsPoller(client, publisher, settings, event_filter, s3_options=s3_options)
     except (ValueError, BotoCoreError) as error:
         raise UsageError(f"--queue-url/--region/--endpoint-url: {error}") from error

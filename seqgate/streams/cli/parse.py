@@ -17,6 +17,8 @@ from seqgate.schemas.records import ObjectEvent
 from seqgate.streams.cli.app import cli
 from seqgate.streams.cli.options import (
     ordering_option,
+)
+from seqgate.streams.cli.reading_options import (
     s3_parse_option,
 )
 from seqgate.streams.runtime.errors import UsageError

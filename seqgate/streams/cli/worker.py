@@ -35,10 +35,10 @@ from seqgate.streams.cli.running import (
     stop_on_signals,
 )
 from seqgate.streams.rules.policy import Policy
+from seqgate.streams.runtime.engines import ENGINES
 from seqgate.streams.runtime.kafka_reach import ensure_reachable
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
 from seqgate.streams.runtime.schema_registry import describe_registry
-from seqgate.streams.worker.config import ENGINES
 
 if TYPE_CHECKING:
     from seqgate.streams.runtime.faults import FaultInjector
@@ -232,7 +232,7 @@ def run_worker(config: WorkerConfig, faults: FaultInjector) -> None:
     from seqgate.streams.worker.processor import Worker
 
     if config.engine == "compiled":
-        from seqgate.streams.worker.engine import load_core
+        from seqgate.streams.runtime.engines import load_core
 
         load_core()  # its one line (exit 2) before anything else is checked
     stop = stop_on_signals()

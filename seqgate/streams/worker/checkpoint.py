@@ -17,13 +17,13 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Topic
 
 from seqgate.streams.rules.accounting import OutcomeCounters
 from seqgate.streams.rules.decider import purgeable
+from seqgate.streams.runtime.engines import load_core
 from seqgate.streams.runtime.errors import WorkerFatalError
 from seqgate.streams.runtime.metrics import WorkerMetrics
 from seqgate.streams.runtime.renewal import ProducerLost
 from seqgate.streams.state.keys import STREAM_TIME_KEY, decode_stream_time
 from seqgate.streams.state.store import StateDamaged
 from seqgate.streams.worker.audit import Decision
-from seqgate.streams.worker.engine import load_core
 from seqgate.streams.worker.liveness import StallWatch
 from seqgate.streams.worker.outage import WriteOutage
 from seqgate.streams.worker.pending import PendingState, TransactionParts, coordinates

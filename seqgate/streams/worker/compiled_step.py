@@ -34,10 +34,10 @@ from seqgate.schemas.limits import TEXT_LIMITS
 from seqgate.schemas.reconciled import RECONCILE_ORIGIN_PREFIX
 from seqgate.schemas.sources import KNOWN_SOURCES
 from seqgate.streams.rules.policy import SOURCE_ORDERS
+from seqgate.streams.runtime.engines import OUTCOMES
 from seqgate.streams.runtime.faults import FaultInjector, FaultPoint
 from seqgate.streams.state.keys import LATEST_PREFIX, SEEN_PREFIX, STREAM_TIME_KEY
 from seqgate.streams.worker.audit import Decision
-from seqgate.streams.worker.engine import OUTCOMES
 from seqgate.streams.worker.pending import TransactionParts
 from seqgate.streams.worker.step import RecordStep
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
 
 from confluent_kafka import KafkaError
 
@@ -14,10 +13,6 @@ from seqgate.streams.rules.policy import Policy
 from seqgate.streams.runtime.kafka_clients import client_config, group_consumer_config
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
 from seqgate.streams.runtime.topics import changelog_topic
-
-ENGINES: Final = ("compiled", "python")
-"""The record step: the compiled core, deferring to Python for what it cannot prove (the
-default), or the Python step alone, the reference (worker/compiled_step.py)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,6 +28,7 @@ from collections.abc import Callable
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
+from seqgate.streams.runtime.engines import load_core
 from seqgate.streams.runtime.errors import WorkerFatalError as WorkerFatalError  # re-exported
 from seqgate.streams.runtime.faults import FaultInjector
 from seqgate.streams.runtime.kafka_reach import unreachable_brokers
@@ -45,7 +46,6 @@ from seqgate.streams.worker.checkpoint import Checkpoint, CommitListener
 from seqgate.streams.worker.compiled_step import CompiledStep
 from seqgate.streams.worker.config import WorkerConfig as WorkerConfig  # re-exported
 from seqgate.streams.worker.config import consumer_config, producer_config
-from seqgate.streams.worker.engine import load_core
 from seqgate.streams.worker.liveness import LivenessCheck, StallWatch
 from seqgate.streams.worker.outage import WriteOutage
 from seqgate.streams.worker.partition_stores import PartitionStores, describe_unavailable

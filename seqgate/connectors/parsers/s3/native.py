@@ -132,6 +132,7 @@ from seqgate.schemas.identity import S3_SCHEME
 from seqgate.schemas.reasons import RecordRejected, RejectReason
 from seqgate.schemas.records import ObjectEvent
 from seqgate.schemas.sources import MINIO_SOURCE, S3_SOURCE
+from seqgate.streams.runtime.engines import ENGINES
 
 __all__ = [
     "DEFAULT_S3_PARSE_OPTIONS",
@@ -175,14 +176,23 @@ class S3ParseOptions:
     guide's rule (its compatibility floor); ``"2.0"`` is the operator's choice, for the
     sample events the AWS SDKs, SAM (``sam local generate-event s3 put``) and Lambda test
     tools generate. It does not change MinIO's rule (every 2.x).
+
+    ``engine``: ``"compiled"`` lets the compiled core read first the clean native S3
+    documents it can prove it reads as these parsers do
+    (:mod:`seqgate.connectors.parsers.compiled`: the same results, faster); ``"python"``
+    (the default here; the command line's is compiled) uses these parsers alone, the
+    reference.
     """
 
     allow_missing_sequencer: bool = False
     schema_floor: str = SCHEMA_FLOORS[0]
+    engine: str = "python"
 
     def __post_init__(self) -> None:
         if self.schema_floor not in SCHEMA_FLOORS:
             raise ValueError(f"schema_floor {self.schema_floor!r}: expected one of {SCHEMA_FLOORS}")
+        if self.engine not in ENGINES:
+            raise ValueError(f"engine {self.engine!r}: expected one of {ENGINES}")
 
 
 DEFAULT_S3_PARSE_OPTIONS: Final = S3ParseOptions()

@@ -2,6 +2,8 @@
 
 The bridge path is `seqgate.connectors.parsers.normalize.normalize` then
 `seqgate.connectors.publish.publisher.EventPublisher` (its idempotent producer, acks=all),
+both with the bench's engine (the compiled core reads the notifications and writes the
+events, as a bridge run with `--engine compiled` does),
 flushed until Kafka acknowledged everything. The raw path produces the same
 notification bytes, keyed by the same identities, with a producer of the same
 configuration and the same produce loop, minus the parsing and encoding.
@@ -13,6 +15,7 @@ import time
 from collections.abc import Sequence
 
 from seqgate.connectors.parsers.normalize import normalize
+from seqgate.connectors.parsers.s3.native import S3ParseOptions
 from seqgate.connectors.publish.publisher import EventPublisher, Topics
 from seqgate.streams.devtools.bench.produce import (
     DeliveryErrors,
@@ -24,14 +27,15 @@ from seqgate.streams.runtime.kafka_settings import KafkaSettings
 
 
 def bridge_publish(
-    kafka: KafkaSettings, topics: Topics, notifications: Sequence[bytes]
+    kafka: KafkaSettings, topics: Topics, notifications: Sequence[bytes], engine: str
 ) -> Throughput:
-    publisher = EventPublisher(kafka, topics)
+    publisher = EventPublisher(kafka, topics, engine=engine)
+    options = S3ParseOptions(engine=engine)
     try:
         started = time.perf_counter()
         for index, raw in enumerate(notifications):
             origin = f"bench:{index}"
-            publisher.submit(normalize(raw, origin), raw, origin)
+            publisher.submit(normalize(raw, origin, options), raw, origin)
         publisher.flush()
         seconds = time.perf_counter() - started
     finally:

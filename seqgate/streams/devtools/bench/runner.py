@@ -328,7 +328,11 @@ class _Run:
         progress("bridge: raw produce, then normalize + EventPublisher")
         raw = raw_produce(self.kafka, self.names.raw, keyed)
         topics = Topics(events=self.names.bridge, rejected=self.names.bridge_rejected)
-        return bridge_n, raw, bridge_publish(self.kafka, topics, notifications)
+        return (
+            bridge_n,
+            raw,
+            bridge_publish(self.kafka, topics, notifications, self.settings.engine),
+        )
 
     def latency(self, processor_rate: float) -> tuple[LatencyResult, dict[str, Any]]:
         """Latency through a Worker of its own, at half the rate it sustains in place

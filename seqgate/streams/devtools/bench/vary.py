@@ -27,6 +27,7 @@ from seqgate.schemas.codec import OBJECT_EVENT
 from seqgate.schemas.wire import SINGLE_OBJECT_HEADER_LEN
 from seqgate.streams.devtools.bench.pairs import stage_throughput
 from seqgate.streams.devtools.bench.workload import WorkloadSpec, build_workload
+from seqgate.streams.runtime.engines import ENGINES
 from seqgate.streams.runtime.kafka_clients import client_config
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
 from seqgate.streams.runtime.schema_registry import RegistrySettings, connect
@@ -36,7 +37,6 @@ from seqgate.streams.runtime.topics import (
     create_topics,
     pipeline_topics,
 )
-from seqgate.streams.worker.config import ENGINES
 
 DEFAULT = "default"
 

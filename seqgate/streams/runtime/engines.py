@@ -1,5 +1,6 @@
-"""The compiled core behind `--engine compiled` (docs/processor.md#engines): loaded once,
-checked against this seqgate, refused with one line when it is not there."""
+"""The compiled core behind `--engine compiled` (docs/processor.md#engines), for the worker
+and the bridges: loaded once, checked against this seqgate, refused with one line when it is
+not there."""
 
 from __future__ import annotations
 
@@ -8,6 +9,11 @@ from typing import Final
 
 from seqgate.schemas.outcomes import Outcome
 from seqgate.streams.runtime.errors import UsageError
+
+ENGINES: Final = ("compiled", "python")
+"""The compiled core, deferring to the Python rules for whatever it cannot prove it does as
+they do (the default), or those rules alone, the reference (worker/compiled_step.py for the
+worker's record step, connectors/parsers/compiled.py for the bridges' S3 records)."""
 
 OUTCOMES: Final = (
     Outcome.ACCEPTED,

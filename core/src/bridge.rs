@@ -1,0 +1,272 @@
+//! The bridge's compiled path (`seqgate/connectors/parsers/compiled.py`): a received body
+//! read into `ObjectEvent`s when every record of it is a clean native Amazon S3 record
+//! (`S3Reader`), and an `ObjectEvent` written as Avro (`EventWriter`). Each answers None
+//! for what it hands back to the Python parsers and codec, which stay the reference.
+
+use pyo3::exceptions::PyValueError;
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyInt, PyString, PyTuple, PyType};
+
+use crate::avro::{write_long, write_optional_string, write_string};
+use crate::json;
+use crate::s3::{Name, Rules, S3Event, SOURCE};
+
+/// `ObjectEvent`'s fields, in the schema's order.
+const FIELDS: [&str; 12] = [
+    "id",
+    "source",
+    "bucket",
+    "key",
+    "kind",
+    "event_name",
+    "position",
+    "version_id",
+    "size",
+    "etag",
+    "event_time",
+    "origin",
+];
+
+const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
+
+fn interned(py: Python<'_>) -> Vec<Py<PyString>> {
+    FIELDS
+        .iter()
+        .map(|name| PyString::intern(py, name).unbind())
+        .collect()
+}
+
+fn text_limits(limits: Vec<usize>) -> PyResult<[usize; 11]> {
+    limits
+        .try_into()
+        .map_err(|_| PyValueError::new_err("text_limits: expected the 11 text fields' limits"))
+}
+
+#[pyclass(frozen)]
+pub struct S3Reader {
+    rules: Rules,
+    event_type: Py<PyType>,
+    fields: Vec<Py<PyString>>,
+    source: Py<PyString>,
+}
+
+#[pymethods]
+impl S3Reader {
+    /// `names`: (name, kind, versioned kind or None) of every Amazon S3 event name;
+    /// `event_type`: `ObjectEvent`, a frozen dataclass with slots and no `__post_init__`.
+    #[new]
+    #[pyo3(signature = (*, names, schema_floor_two_zero, text_limits, event_type))]
+    fn new(
+        py: Python<'_>,
+        names: Vec<(String, String, Option<String>)>,
+        schema_floor_two_zero: bool,
+        text_limits: Vec<usize>,
+        event_type: Bound<'_, PyType>,
+    ) -> PyResult<Self> {
+        let names = names
+            .into_iter()
+            .map(|(name, kind, versioned_kind)| Name {
+                name,
+                kind,
+                versioned_kind,
+            })
+            .collect();
+        Ok(S3Reader {
+            rules: Rules {
+                names,
+                floor_two_zero: schema_floor_two_zero,
+                text_limits: self::text_limits(text_limits)?,
+            },
+            event_type: event_type.unbind(),
+            fields: interned(py),
+            source: PyString::intern(py, SOURCE).unbind(),
+        })
+    }
+
+    /// The events of `raw` (a received body) as a tuple of `ObjectEvent`, each with
+    /// `origin`; None when the Python parsers must read it.
+    fn events<'py>(
+        &self,
+        py: Python<'py>,
+        raw: &Bound<'py, PyBytes>,
+        origin: &Bound<'py, PyString>,
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let Ok(origin_text) = origin.to_str() else {
+            return Ok(None); // a lone surrogate: the field limits word it
+        };
+        let bytes = raw.as_bytes();
+        let body = bytes.strip_prefix(UTF8_BOM).unwrap_or(bytes);
+        let Ok(text) = std::str::from_utf8(body) else {
+            return Ok(None);
+        };
+        let Ok(document) = json::parse(text) else {
+            return Ok(None);
+        };
+        let Ok(events) = self.rules.events(&document, origin_text) else {
+            return Ok(None);
+        };
+        let objects = events
+            .iter()
+            .map(|event| self.object_event(py, event, origin))
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok(Some(PyTuple::new(py, objects)?))
+    }
+}
+
+impl S3Reader {
+    /// An `ObjectEvent` made as `avro_codec._constructor` makes one: `object.__new__`,
+    /// then each slot set through the generic `__setattr__` (the frozen dataclass's own
+    /// refuses; `object.__setattr__` is what its `__init__` calls).
+    fn object_event<'py>(
+        &self,
+        py: Python<'py>,
+        event: &S3Event,
+        origin: &Bound<'py, PyString>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let event_type = self.event_type.bind(py);
+        let no_arguments = PyTuple::empty(py);
+        let new = unsafe { ffi::PyBaseObject_Type.tp_new }
+            .ok_or_else(|| PyValueError::new_err("object.__new__ is missing"))?;
+        // SAFETY: object.__new__(event_type), as `object.__new__(cls)` calls it; the
+        // result is a new reference (or NULL with the error set).
+        let object = unsafe {
+            let raw = new(
+                event_type.as_type_ptr(),
+                no_arguments.as_ptr(),
+                std::ptr::null_mut(),
+            );
+            Bound::from_owned_ptr_or_err(py, raw)?
+        };
+        let optional = |value: &Option<String>| -> Bound<'py, PyAny> {
+            match value {
+                Some(text) => PyString::new(py, text).into_any(),
+                None => py.None().into_bound(py),
+            }
+        };
+        let values: [Bound<'py, PyAny>; 12] = [
+            PyString::new(py, &event.id).into_any(),
+            self.source.bind(py).clone().into_any(),
+            PyString::new(py, &event.bucket).into_any(),
+            PyString::new(py, &event.key).into_any(),
+            PyString::new(py, &event.kind).into_any(),
+            PyString::new(py, &event.event_name).into_any(),
+            PyString::new(py, &event.position).into_any(),
+            optional(&event.version_id),
+            match event.size {
+                Some(size) => size.into_pyobject(py)?.into_any(),
+                None => py.None().into_bound(py),
+            },
+            optional(&event.etag),
+            optional(&event.event_time),
+            origin.clone().into_any(),
+        ];
+        for (name, value) in self.fields.iter().zip(values.iter()) {
+            // SAFETY: three live references; the generic setattr uses the slot's descriptor.
+            let status = unsafe {
+                ffi::PyObject_GenericSetAttr(object.as_ptr(), name.as_ptr(), value.as_ptr())
+            };
+            if status != 0 {
+                return Err(PyErr::fetch(py));
+            }
+        }
+        Ok(object)
+    }
+}
+
+/// `OBJECT_EVENT`'s writer for one framing: `header` + the Avro body.
+#[pyclass(frozen)]
+pub struct EventWriter {
+    header: Vec<u8>,
+    event_type: Py<PyType>,
+    fields: Vec<Py<PyString>>,
+}
+
+#[pymethods]
+impl EventWriter {
+    #[new]
+    #[pyo3(signature = (*, header, event_type))]
+    fn new(py: Python<'_>, header: Vec<u8>, event_type: Bound<'_, PyType>) -> Self {
+        EventWriter {
+            header,
+            event_type: event_type.unbind(),
+            fields: interned(py),
+        }
+    }
+
+    /// The bytes of `event`, or None for what the Python codec must write or refuse: not
+    /// exactly an `ObjectEvent`, a field of another type, a string that is not text, a
+    /// size outside an Avro long.
+    fn __call__<'py>(
+        &self,
+        py: Python<'py>,
+        event: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        if !event.get_type().is(self.event_type.bind(py)) {
+            return Ok(None);
+        }
+        let mut out = Vec::with_capacity(self.header.len() + 256);
+        out.extend_from_slice(&self.header);
+        for (index, name) in self.fields.iter().enumerate() {
+            let value = event.getattr(name.bind(py))?;
+            let written = match index {
+                6 | 7 | 9 | 10 => write_optional_text(&mut out, &value),
+                8 => write_optional_long(&mut out, &value),
+                _ => write_text(&mut out, &value),
+            };
+            if !written {
+                return Ok(None);
+            }
+        }
+        Ok(Some(PyBytes::new(py, &out)))
+    }
+}
+
+fn exact_text<'a>(value: &'a Bound<'_, PyAny>) -> Option<std::borrow::Cow<'a, str>> {
+    if !value.is_exact_instance_of::<PyString>() {
+        return None;
+    }
+    value.cast::<PyString>().ok()?.to_str().ok().map(Into::into)
+}
+
+fn write_text(out: &mut Vec<u8>, value: &Bound<'_, PyAny>) -> bool {
+    match exact_text(value) {
+        Some(text) => {
+            write_string(out, &text);
+            true
+        }
+        None => false,
+    }
+}
+
+fn write_optional_text(out: &mut Vec<u8>, value: &Bound<'_, PyAny>) -> bool {
+    if value.is_none() {
+        write_optional_string(out, None);
+        return true;
+    }
+    match exact_text(value) {
+        Some(text) => {
+            write_optional_string(out, Some(&text));
+            true
+        }
+        None => false,
+    }
+}
+
+fn write_optional_long(out: &mut Vec<u8>, value: &Bound<'_, PyAny>) -> bool {
+    if value.is_none() {
+        out.push(0);
+        return true;
+    }
+    if !value.is_exact_instance_of::<PyInt>() {
+        return false; // a bool, a float: the codec words it
+    }
+    match value.extract::<i64>() {
+        Ok(number) => {
+            out.push(2);
+            write_long(out, number);
+            true
+        }
+        Err(_) => false,
+    }
+}

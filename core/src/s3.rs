@@ -1,0 +1,388 @@
+//! Native Amazon S3 notifications (a `Records` document of `aws:s3` records) read into
+//! events, the rules of `seqgate/connectors/parsers/normalize.py`,
+//! `records_document.py`, `s3/native.py`, `s3/object_keys.py`, `s3/event_ids.py` and the
+//! field limits, for the documents where every record becomes an event.
+//!
+//! Anything else is handed back (`Refused`) to those Python parsers, which stay the
+//! specification and word every rejection: a record they would reject, an ignored test
+//! event, MinIO's records, envelopes (SNS, SQS, EventBridge, Lambda), a record without a
+//! sequencer (its fallback id hashes the whole record), any field beyond its limit.
+
+use sha2::{Digest, Sha256};
+
+use crate::avro::{Read, Refused};
+use crate::json::Value;
+
+/// One Amazon S3 event name (`s3/event_names.py`'s `S3EventName`), given by Python.
+#[derive(Debug, Clone)]
+pub struct Name {
+    pub name: String,
+    pub kind: String,
+    pub versioned_kind: Option<String>,
+}
+
+impl Name {
+    fn kind_for(&self, version_id: Option<&str>) -> &str {
+        match (version_id, &self.versioned_kind) {
+            (Some(_), Some(versioned)) => versioned,
+            _ => &self.kind,
+        }
+    }
+}
+
+/// What a bridge's `S3ParseOptions` and the contract's field limits say. Whether a
+/// sequencer may be missing does not matter here: a record without one is handed back.
+#[derive(Debug, Clone)]
+pub struct Rules {
+    pub names: Vec<Name>,
+    /// `--s3-schema-floor 2.0`: every `2.x`; else `2.x` with x >= 1.
+    pub floor_two_zero: bool,
+    /// `limits.TEXT_LIMITS`, in its (the schema's) order.
+    pub text_limits: [usize; 11],
+}
+
+/// One event, every field owned; `source` is always `s3`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct S3Event {
+    pub id: String,
+    pub bucket: String,
+    pub key: String,
+    pub kind: String,
+    pub event_name: String,
+    pub position: String,
+    pub version_id: Option<String>,
+    pub size: Option<i64>,
+    pub etag: Option<String>,
+    pub event_time: Option<String>,
+}
+
+pub const SOURCE: &str = "s3";
+const EVENT_SOURCE: &str = "aws:s3";
+const ID_PREFIX: &str = "s3-";
+
+impl Rules {
+    /// The events of a native S3 document, one per record, when Python makes an event of
+    /// every record; `origin` only counts against its limit here.
+    pub fn events(&self, document: &Value<'_>, origin: &str) -> Read<Vec<S3Event>> {
+        // normalize.py tries `Records`/`Event` first; `Event` (s3:TestEvent) goes back.
+        if document.get("Event").is_some() {
+            return Err(Refused);
+        }
+        let Some(Value::Array(records)) = document.get("Records") else {
+            return Err(Refused);
+        };
+        if records.is_empty() || origin.len() > self.text_limits[10] {
+            return Err(Refused);
+        }
+        records.iter().map(|record| self.event(record)).collect()
+    }
+
+    fn event(&self, record: &Value<'_>) -> Read<S3Event> {
+        if !matches!(record, Value::Object(_)) {
+            return Err(Refused);
+        }
+        // records_document.py: Lambda SQS and SNS records are envelopes, handed back too.
+        if record.get("eventSource").and_then(Value::as_str) != Some(EVENT_SOURCE) {
+            return Err(Refused);
+        }
+        if record.get("EventSource").and_then(Value::as_str) == Some("aws:sns") {
+            return Err(Refused);
+        }
+        if !self.accepts_version(record.get("eventVersion").and_then(Value::as_str)) {
+            return Err(Refused);
+        }
+        let name_text = record.get("eventName").and_then(Value::as_str);
+        let name = self
+            .names
+            .iter()
+            .find(|name| Some(name.name.as_str()) == name_text)
+            .ok_or(Refused)?;
+        let s3 = object(record.get("s3"))?;
+        let bucket = object(s3.get("bucket"))?;
+        let bucket = match bucket.get("name") {
+            Some(Value::Str(name)) if !name.is_empty() && !name.contains('/') => name,
+            _ => return Err(Refused),
+        };
+        let obj = object(s3.get("object"))?;
+        let key = match obj.get("key") {
+            Some(Value::Str(raw)) if !raw.is_empty() => decode_form_key(raw)?,
+            _ => return Err(Refused),
+        };
+        // A record without a sequencer (allowed or not) is Python's: its id hashes it.
+        let sequencer = match obj.get("sequencer") {
+            Some(Value::Str(text)) if is_hex(text) => text,
+            _ => return Err(Refused),
+        };
+        let version_id = optional_string(obj.get("versionId"))?;
+        let size = optional_size(obj.get("size"))?;
+        let etag = optional_string(obj.get("eTag"))?;
+        let event_time = optional_string(record.get("eventTime"))?;
+        let kind = name.kind_for(version_id.as_deref()).to_owned();
+        let identity = format!("{SOURCE}://{bucket}/{key}");
+        let event = S3Event {
+            id: event_id(&kind, &identity, &aws_canonical(sequencer)),
+            bucket: bucket.to_string(),
+            key,
+            kind,
+            event_name: name.name.clone(),
+            position: sequencer.to_ascii_lowercase(),
+            version_id,
+            size,
+            etag,
+            event_time,
+        };
+        if self.within_limits(&event) {
+            Ok(event)
+        } else {
+            Err(Refused)
+        }
+    }
+
+    /// `native._check_version` for `aws:s3`: `2.<digits>`, the minor not all zeros
+    /// unless the floor is 2.0.
+    fn accepts_version(&self, version: Option<&str>) -> bool {
+        let Some(minor) = version.and_then(|text| text.strip_prefix("2.")) else {
+            return false;
+        };
+        !minor.is_empty()
+            && minor.bytes().all(|b| b.is_ascii_digit())
+            && (self.floor_two_zero || minor.bytes().any(|b| b != b'0'))
+    }
+
+    /// `limits.check_event`: the strings' UTF-8 lengths (origin is checked once, above).
+    fn within_limits(&self, event: &S3Event) -> bool {
+        let texts = [
+            Some(event.id.as_str()),
+            Some(SOURCE),
+            Some(event.bucket.as_str()),
+            Some(event.key.as_str()),
+            Some(event.kind.as_str()),
+            Some(event.event_name.as_str()),
+            Some(event.position.as_str()),
+            event.version_id.as_deref(),
+            event.etag.as_deref(),
+            event.event_time.as_deref(),
+        ];
+        texts
+            .iter()
+            .zip(self.text_limits.iter())
+            .all(|(text, limit)| text.is_none_or(|value| value.len() <= *limit))
+    }
+}
+
+fn object<'v, 'a>(value: Option<&'v Value<'a>>) -> Read<&'v Value<'a>> {
+    match value {
+        Some(value @ Value::Object(_)) => Ok(value),
+        _ => Err(Refused),
+    }
+}
+
+/// `json_fields.optional_string`: absent, null or empty are None.
+fn optional_string(value: Option<&Value<'_>>) -> Read<Option<String>> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Str(text)) if text.is_empty() => Ok(None),
+        Some(Value::Str(text)) => Ok(Some(text.to_string())),
+        Some(_) => Err(Refused),
+    }
+}
+
+/// `json_fields.optional_size`: absent or null, or an integer literal in 0..=2**63-1.
+fn optional_size(value: Option<&Value<'_>>) -> Read<Option<i64>> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(literal)) => {
+            // Python reads `-0` as the integer 0; a fraction or exponent is a float.
+            let digits = literal.strip_prefix('-').unwrap_or(literal);
+            if literal.starts_with('-') && digits != "0" {
+                return Err(Refused);
+            }
+            if !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(Refused);
+            }
+            digits.parse::<i64>().map(Some).map_err(|_| Refused)
+        }
+        Some(_) => Err(Refused),
+    }
+}
+
+fn is_hex(text: &str) -> bool {
+    !text.is_empty() && text.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// `ordering.AwsSequencerOrder.canonical`: lowercased, trailing zeros removed.
+fn aws_canonical(sequencer: &str) -> String {
+    let lower = sequencer.to_ascii_lowercase();
+    let trimmed = lower.trim_end_matches('0');
+    if trimmed.is_empty() {
+        "0".to_owned()
+    } else {
+        trimmed.to_owned()
+    }
+}
+
+/// `identity.sequencer_event_id` with the `s3-` prefix.
+fn event_id(kind: &str, identity: &str, canonical: &str) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(kind.as_bytes());
+    hasher.update([0x1F]);
+    hasher.update(identity.as_bytes());
+    hasher.update([0x1F]);
+    hasher.update(canonical.as_bytes());
+    let digest = hasher.finalize();
+    let mut id = String::with_capacity(ID_PREFIX.len() + 32);
+    id.push_str(ID_PREFIX);
+    for byte in &digest[..16] {
+        id.push(char::from_digit(u32::from(byte >> 4), 16).unwrap_or('0'));
+        id.push(char::from_digit(u32::from(byte & 0xF), 16).unwrap_or('0'));
+    }
+    id
+}
+
+/// `object_keys.decode_form_key`: `+` is a space, `%XX` a byte, the result UTF-8.
+fn decode_form_key(raw: &str) -> Read<String> {
+    let bytes = raw.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut index = 0;
+    while index < bytes.len() {
+        match bytes[index] {
+            b'%' => {
+                let digits = bytes.get(index + 1..index + 3).ok_or(Refused)?;
+                let high = (digits[0] as char).to_digit(16).ok_or(Refused)?;
+                let low = (digits[1] as char).to_digit(16).ok_or(Refused)?;
+                decoded.push((high * 16 + low) as u8);
+                index += 3;
+            }
+            b'+' => {
+                decoded.push(b' ');
+                index += 1;
+            }
+            byte => {
+                decoded.push(byte);
+                index += 1;
+            }
+        }
+    }
+    String::from_utf8(decoded).map_err(|_| Refused)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::parse;
+
+    fn rules() -> Rules {
+        Rules {
+            names: vec![
+                Name {
+                    name: "ObjectCreated:Put".into(),
+                    kind: "created".into(),
+                    versioned_kind: None,
+                },
+                Name {
+                    name: "ObjectRemoved:Delete".into(),
+                    kind: "removed".into(),
+                    versioned_kind: Some("version_removed".into()),
+                },
+            ],
+            floor_two_zero: false,
+            text_limits: [256, 32, 256, 4096, 64, 256, 128, 1024, 256, 64, 4352],
+        }
+    }
+
+    fn document(version: &str, name: &str, object: &str) -> String {
+        format!(
+            r#"{{"Records":[{{"eventVersion":"{version}","eventSource":"aws:s3","eventName":"{name}","eventTime":"2026-06-01T12:00:00.000Z","s3":{{"bucket":{{"name":"b"}},"object":{object}}}}}]}}"#
+        )
+    }
+
+    fn events(text: &str) -> Read<Vec<S3Event>> {
+        rules().events(&parse(text).map_err(|_| Refused)?, "test")
+    }
+
+    #[test]
+    fn a_clean_record_becomes_its_event() {
+        let text = document(
+            "2.1",
+            "ObjectCreated:Put",
+            r#"{"key":"a%2Fb+c%25","size":0,"eTag":"","sequencer":"00AB00"}"#,
+        );
+        let event = events(&text).unwrap().remove(0);
+        assert_eq!(event.key, "a/b c%");
+        assert_eq!(event.position, "00ab00");
+        assert_eq!(event.size, Some(0));
+        assert_eq!(event.etag, None);
+        assert_eq!(event.kind, "created");
+        // identity.sequencer_event_id("s3-", "created", "s3://b/a/b c%", "00ab")
+        assert_eq!(event.id, "s3-d76acb418c3169831877cbeebbc89f56");
+    }
+
+    #[test]
+    fn a_version_makes_a_delete_a_version_removal() {
+        let text = document(
+            "2.3",
+            "ObjectRemoved:Delete",
+            r#"{"key":"k","versionId":"v1","sequencer":"1"}"#,
+        );
+        assert_eq!(events(&text).unwrap()[0].kind, "version_removed");
+    }
+
+    #[test]
+    fn hands_back_what_python_rejects_or_words() {
+        let clean = r#"{"key":"k","sequencer":"1"}"#;
+        let put = "ObjectCreated:Put";
+        for version in ["2.0", "2.00", "2.", "3.1", "2.1 "] {
+            assert!(events(&document(version, put, clean)).is_err(), "{version}");
+        }
+        for name in [
+            "s3:ObjectCreated:Put",
+            "ObjectCreated:*",
+            "objectcreated:put",
+        ] {
+            assert!(events(&document("2.1", name, clean)).is_err(), "{name}");
+        }
+        for object in [
+            r#"{"key":"k"}"#,
+            r#"{"key":"k","sequencer":null}"#,
+            r#"{"key":"k","sequencer":""}"#,
+            r#"{"key":"k","sequencer":"x1"}"#,
+            r#"{"key":"","sequencer":"1"}"#,
+            r#"{"key":"%4","sequencer":"1"}"#,
+            r#"{"key":"%C3","sequencer":"1"}"#,
+            r#"{"key":"k","sequencer":"1","size":-1}"#,
+            r#"{"key":"k","sequencer":"1","size":1.0}"#,
+            r#"{"key":"k","sequencer":"1","size":true}"#,
+            r#"{"key":"k","sequencer":"1","size":9223372036854775808}"#,
+            r#"{"key":"k","sequencer":"1","eTag":1}"#,
+        ] {
+            assert!(events(&document("2.1", put, object)).is_err(), "{object}");
+        }
+        let long_sequencer = format!(r#"{{"key":"k","sequencer":"{}"}}"#, "1".repeat(129));
+        assert!(events(&document("2.1", "ObjectCreated:Put", &long_sequencer)).is_err());
+        for text in [
+            r#"{"Records":[]}"#,
+            r#"{"Records":{}}"#,
+            r#"{"Event":"s3:TestEvent","Records":[]}"#,
+            r#"{"Records":[{"eventSource":"aws:sqs","body":"{}"}]}"#,
+            r#"[]"#,
+        ] {
+            assert!(events(text).is_err(), "{text} accepted");
+        }
+    }
+
+    #[test]
+    fn the_floor_two_zero_accepts_every_two_x() {
+        let text = document("2.0", "ObjectCreated:Put", r#"{"key":"k","sequencer":"1"}"#);
+        let lowered = Rules {
+            floor_two_zero: true,
+            ..rules()
+        };
+        assert!(lowered.events(&parse(&text).unwrap(), "o").is_ok());
+    }
+
+    #[test]
+    fn canonical_sequencers_drop_trailing_zeros() {
+        assert_eq!(aws_canonical("00A0"), "00a");
+        assert_eq!(aws_canonical("000"), "0");
+    }
+}

@@ -1,0 +1,70 @@
+"""The bridges' compiled path (`--engine compiled`, the default): native Amazon S3
+notifications read by the compiled core (``seqgate._core``, core/src/s3.rs), and events
+written by it.
+
+The core reads a received body only when it can prove the Python parsers would make an
+event of every record in it, and then makes the same events: a ``Records`` document of
+``aws:s3`` records, each with a supported name, its bucket, a form-encoded key, a hex
+sequencer and fields within their limits. Everything else — every rejection and its
+reason, an ``s3:TestEvent``, MinIO's records, the SNS, SQS, EventBridge and Lambda
+envelopes, a record without a sequencer, the other providers — goes to
+:func:`seqgate.connectors.parsers.normalize.normalize`'s Python parsers, which stay the
+specification (docs/design.md §5.2.1). ``tests/unit/test_compiled_bridge.py`` holds both to
+the same result over every fixture and generated documents.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Final
+
+from seqgate.connectors.parsers.results import ParseResult
+from seqgate.connectors.parsers.s3.event_names import S3_EVENT_NAMES
+from seqgate.schemas.codec import OBJECT_EVENT
+from seqgate.schemas.framing import Framing
+from seqgate.schemas.limits import TEXT_LIMITS
+from seqgate.schemas.records import ObjectEvent
+from seqgate.streams.runtime.engines import load_core
+
+__all__ = ["compiled_event_writer", "compiled_s3_events"]
+
+_FLOOR_TWO_ZERO: Final = "2.0"
+
+
+@functools.cache
+def _reader(schema_floor: str) -> Callable[[bytes, str], tuple[ObjectEvent, ...] | None]:
+    core = load_core()
+    reader = core.S3Reader(
+        names=[(n.name, n.kind, n.versioned_kind) for n in S3_EVENT_NAMES.values()],
+        schema_floor_two_zero=schema_floor == _FLOOR_TWO_ZERO,
+        text_limits=list(TEXT_LIMITS.values()),
+        event_type=ObjectEvent,
+    )
+    events: Callable[[bytes, str], tuple[ObjectEvent, ...] | None] = reader.events
+    return events
+
+
+def compiled_s3_events(raw: bytes, origin: str, schema_floor: str) -> ParseResult | None:
+    """What the Python parsers make of ``raw`` when it is a clean native S3 document (one
+    event per record), else None: those parsers must read it."""
+    if type(raw) is not bytes or type(origin) is not str:
+        return None
+    events = _reader(schema_floor)(raw, origin)
+    return None if events is None else ParseResult(events)
+
+
+def compiled_event_writer(framing: Framing, topic: str) -> Callable[[ObjectEvent], bytes]:
+    """``framing.writer(OBJECT_EVENT, topic)`` with the event written by the core; what it
+    hands back (not exactly an ObjectEvent, a string that is not text, a size outside a
+    long) is written, or refused with its CodecError, by the Python codec."""
+    python = framing.writer(OBJECT_EVENT, topic)
+    compiled = load_core().EventWriter(
+        header=framing.header(OBJECT_EVENT, topic), event_type=ObjectEvent
+    )
+
+    def write(event: ObjectEvent) -> bytes:
+        data: bytes | None = compiled(event)
+        return python(event) if data is None else data
+
+    return write
