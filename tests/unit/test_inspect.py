@@ -5,9 +5,16 @@ tests/kafka/test_inspect.py.
 
 from __future__ import annotations
 
+from concurrent.futures import Future
+from types import SimpleNamespace
+from typing import Any
+
 import pytest
+from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka.admin import OffsetSpec  # type: ignore[attr-defined]
 
 from seqgate.schemas.identity import identity_partition, java_murmur2
+from seqgate.streams.tools.inspect import InspectError, list_offsets
 
 
 @pytest.mark.parametrize(
@@ -34,3 +41,50 @@ def test_java_murmur2(data: bytes, expected: int) -> None:
 
 def test_identity_partition_is_positive_murmur2_modulo() -> None:
     assert identity_partition("21", 7) == (-973932308 & 0x7FFFFFFF) % 7
+
+
+# --------------------------------------------------------------------------- list_offsets
+
+
+class _Answers:
+    """An admin client's `list_offsets` that answers each request with the next error, then
+    with offset 7: the retry logic is under test, not Kafka (tests/kafka/test_inspect.py
+    lists real offsets)."""
+
+    def __init__(self, *errors: int) -> None:
+        self.errors = list(errors)
+        self.requests = 0
+
+    def list_offsets(self, request: dict[Any, Any], **_: Any) -> dict[Any, Future[Any]]:
+        self.requests += 1
+        answers: dict[Any, Future[Any]] = {}
+        for tp in request:
+            future: Future[Any] = Future()
+            if self.errors:
+                future.set_exception(KafkaException(KafkaError(self.errors[0])))
+            else:
+                future.set_result(SimpleNamespace(offset=7, timestamp=-1))
+            answers[tp] = future
+        if self.errors:
+            self.errors.pop(0)
+        return answers
+
+
+def test_list_offsets_asks_again_while_a_leader_is_moving() -> None:
+    admin = _Answers(KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE)
+    spec = OffsetSpec.earliest()  # type: ignore[no-untyped-call]
+    found = list_offsets(admin, "t", [0, 1], spec, timeout=10)  # type: ignore[arg-type]
+    assert found == {0: (7, -1), 1: (7, -1)}
+    assert admin.requests == 3
+
+
+def test_list_offsets_reports_other_errors_and_a_leader_that_never_comes() -> None:
+    spec = OffsetSpec.earliest()  # type: ignore[no-untyped-call]
+    admin = _Answers(KafkaError.UNKNOWN_TOPIC_OR_PART)
+    with pytest.raises(InspectError, match=r"cannot list the offsets of t: .*nknown"):
+        list_offsets(admin, "t", [0], spec, timeout=10)  # type: ignore[arg-type]
+    assert admin.requests == 1
+    admin = _Answers(*[KafkaError.NOT_LEADER_FOR_PARTITION] * 100)
+    with pytest.raises(InspectError, match=r"[Nn]ot leader"):
+        list_offsets(admin, "t", [0], spec, timeout=0.5)  # type: ignore[arg-type]
+    assert 2 <= admin.requests <= 5

@@ -12,6 +12,7 @@ stable end) are shared with `seqgate.streams.tools.reset`.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import asdict, dataclass, field
@@ -165,6 +166,11 @@ def committed_offsets(
     return found
 
 
+# The leader of a partition is changing or not serving yet: the same request succeeds later.
+_LEADER_MOVING = frozenset({KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE})
+_LEADER_PAUSE_S = 0.1
+
+
 def list_offsets(
     admin: AdminClient,
     topic: str,
@@ -175,18 +181,36 @@ def list_offsets(
     timeout: float = 30.0,
 ) -> dict[int, tuple[int, int]]:
     """partition -> (offset, timestamp) for one OffsetSpec. With committed_only the latest
-    offset is the last stable offset (what a read_committed consumer can reach)."""
+    offset is the last stable offset (what a read_committed consumer can reach).
+
+    A partition whose leader is moving, or not serving yet (a topic created a moment ago:
+    the broker makes itself leader only when it applies the metadata record), answers
+    NOT_LEADER_FOR_PARTITION, which librdkafka's admin client hands back: the request is
+    asked again until ``timeout`` (seen in CI: a changelog listed right after its creation).
+    """
     isolation = IsolationLevel.READ_COMMITTED if committed_only else IsolationLevel.READ_UNCOMMITTED
     request = {TopicPartition(topic, p): spec for p in partitions}
-    try:
-        futures = admin.list_offsets(request, isolation_level=isolation, request_timeout=timeout)
-        return {
-            tp.partition: (info.offset, info.timestamp)
-            for tp, future in futures.items()
-            for info in [future.result(timeout=timeout)]
-        }
-    except KafkaException as error:
-        raise InspectError(f"cannot list the offsets of {topic}: {_kafka_text(error)}") from error
+    deadline = time.monotonic() + timeout
+    pause = _LEADER_PAUSE_S
+    while True:
+        try:
+            futures = admin.list_offsets(
+                request, isolation_level=isolation, request_timeout=timeout
+            )
+            return {
+                tp.partition: (info.offset, info.timestamp)
+                for tp, future in futures.items()
+                for info in [future.result(timeout=timeout)]
+            }
+        except KafkaException as error:
+            code = error.args[0].code() if error.args else None
+            if code in _LEADER_MOVING and time.monotonic() + pause < deadline:
+                time.sleep(pause)
+                pause = min(2 * pause, 1.0)
+                continue
+            raise InspectError(
+                f"cannot list the offsets of {topic}: {_kafka_text(error)}"
+            ) from error
 
 
 def earliest_offsets(admin: AdminClient, topic: str, partitions: Sequence[int]) -> dict[int, int]:
