@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyInt, PyString, PyTuple, PyType};
 
 use crate::avro::{write_long, write_optional_string, write_string};
+use crate::event::valid_scheme;
 use crate::json;
 use crate::s3::{Name, Rules, S3Event, SOURCE};
 
@@ -121,7 +122,7 @@ impl S3Reader {
     fn object_event<'py>(
         &self,
         py: Python<'py>,
-        event: &S3Event,
+        event: &S3Event<'_>,
         origin: &Bound<'py, PyString>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let event_type = self.event_type.bind(py);
@@ -138,7 +139,7 @@ impl S3Reader {
             );
             Bound::from_owned_ptr_or_err(py, raw)?
         };
-        let optional = |value: &Option<String>| -> Bound<'py, PyAny> {
+        let optional = |value: Option<&str>| -> Bound<'py, PyAny> {
             match value {
                 Some(text) => PyString::new(py, text).into_any(),
                 None => py.None().into_bound(py),
@@ -147,18 +148,18 @@ impl S3Reader {
         let values: [Bound<'py, PyAny>; 12] = [
             PyString::new(py, &event.id).into_any(),
             self.source.bind(py).clone().into_any(),
-            PyString::new(py, &event.bucket).into_any(),
+            PyString::new(py, event.bucket).into_any(),
             PyString::new(py, &event.key).into_any(),
-            PyString::new(py, &event.kind).into_any(),
-            PyString::new(py, &event.event_name).into_any(),
+            PyString::new(py, event.kind).into_any(),
+            PyString::new(py, event.event_name).into_any(),
             PyString::new(py, &event.position).into_any(),
-            optional(&event.version_id),
+            optional(event.version_id),
             match event.size {
                 Some(size) => size.into_pyobject(py)?.into_any(),
                 None => py.None().into_bound(py),
             },
-            optional(&event.etag),
-            optional(&event.event_time),
+            optional(event.etag),
+            optional(event.event_time),
             origin.clone().into_any(),
         ];
         for (name, value) in self.fields.iter().zip(values.iter()) {
@@ -174,23 +175,32 @@ impl S3Reader {
     }
 }
 
-/// `OBJECT_EVENT`'s writer for one framing: `header` + the Avro body.
+/// `OBJECT_EVENT`'s writer for one framing: `header` + the Avro body; and an event's
+/// Kafka record, its identity (`identity.event_identity`) as the key.
 #[pyclass(frozen)]
 pub struct EventWriter {
     header: Vec<u8>,
     event_type: Py<PyType>,
     fields: Vec<Py<PyString>>,
+    /// (source, scheme) where a source's identity scheme is not its name.
+    schemes: Vec<(String, String)>,
 }
 
 #[pymethods]
 impl EventWriter {
     #[new]
-    #[pyo3(signature = (*, header, event_type))]
-    fn new(py: Python<'_>, header: Vec<u8>, event_type: Bound<'_, PyType>) -> Self {
+    #[pyo3(signature = (*, header, event_type, schemes))]
+    fn new(
+        py: Python<'_>,
+        header: Vec<u8>,
+        event_type: Bound<'_, PyType>,
+        schemes: Vec<(String, String)>,
+    ) -> Self {
         EventWriter {
             header,
             event_type: event_type.unbind(),
             fields: interned(py),
+            schemes,
         }
     }
 
@@ -202,23 +212,74 @@ impl EventWriter {
         py: Python<'py>,
         event: &Bound<'py, PyAny>,
     ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let mut out = Vec::with_capacity(self.header.len() + 256);
+        Ok(self
+            .write(py, event, &mut out)?
+            .map(|_| PyBytes::new(py, &out)))
+    }
+
+    /// `(key, value)`: the event's identity `<scheme>://<bucket>/<key>` as UTF-8 and its
+    /// bytes as `__call__` writes them; None where `__call__` says None, or where
+    /// `object_identity` would refuse (an invalid scheme, an empty bucket or one with a
+    /// `/`, an empty key).
+    fn record<'py>(
+        &self,
+        py: Python<'py>,
+        event: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)>> {
+        let mut out = Vec::with_capacity(self.header.len() + 256);
+        let Some([source, bucket, key]) = self.write(py, event, &mut out)? else {
+            return Ok(None);
+        };
+        let texts = (exact_text(&source), exact_text(&bucket), exact_text(&key));
+        let (Some(source), Some(bucket), Some(key)) = texts else {
+            return Ok(None);
+        };
+        let scheme = self
+            .schemes
+            .iter()
+            .find(|(from, _)| *from == source)
+            .map_or(source.as_ref(), |(_, scheme)| scheme.as_str());
+        if !valid_scheme(scheme) || bucket.is_empty() || bucket.contains('/') || key.is_empty() {
+            return Ok(None);
+        }
+        let identity = [scheme, "://", &bucket, "/", &key].concat();
+        Ok(Some((
+            PyBytes::new(py, identity.as_bytes()),
+            PyBytes::new(py, &out),
+        )))
+    }
+}
+
+impl EventWriter {
+    /// `header` + the Avro body of `event` into `out`; its source, bucket and key objects,
+    /// or None (nothing to rely on in `out`) for what the Python codec must decide.
+    fn write<'py>(
+        &self,
+        py: Python<'py>,
+        event: &Bound<'py, PyAny>,
+        out: &mut Vec<u8>,
+    ) -> PyResult<Option<[Bound<'py, PyAny>; 3]>> {
         if !event.get_type().is(self.event_type.bind(py)) {
             return Ok(None);
         }
-        let mut out = Vec::with_capacity(self.header.len() + 256);
         out.extend_from_slice(&self.header);
+        let mut identity_fields = Vec::with_capacity(3);
         for (index, name) in self.fields.iter().enumerate() {
             let value = event.getattr(name.bind(py))?;
             let written = match index {
-                6 | 7 | 9 | 10 => write_optional_text(&mut out, &value),
-                8 => write_optional_long(&mut out, &value),
-                _ => write_text(&mut out, &value),
+                6 | 7 | 9 | 10 => write_optional_text(out, &value),
+                8 => write_optional_long(out, &value),
+                _ => write_text(out, &value),
             };
             if !written {
                 return Ok(None);
             }
+            if (1..=3).contains(&index) {
+                identity_fields.push(value);
+            }
         }
-        Ok(Some(PyBytes::new(py, &out)))
+        Ok(identity_fields.try_into().ok())
     }
 }
 

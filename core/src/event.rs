@@ -118,7 +118,7 @@ impl Contract {
 }
 
 /// `[a-z][a-z0-9+.-]*` (`identity._SCHEME`).
-fn valid_scheme(scheme: &str) -> bool {
+pub fn valid_scheme(scheme: &str) -> bool {
     let mut bytes = scheme.bytes();
     bytes.next().is_some_and(|first| first.is_ascii_lowercase())
         && bytes.all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"+.-".contains(&b))

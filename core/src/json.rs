@@ -120,7 +120,7 @@ impl<'a> Parser<'a> {
             return Err(Refused);
         }
         self.pos += 1;
-        let mut members: Vec<(Cow<'a, str>, Value<'a>)> = Vec::new();
+        let mut members: Vec<(Cow<'a, str>, Value<'a>)> = Vec::with_capacity(8);
         self.whitespace();
         if self.peek() == Some(b'}') {
             self.pos += 1;
@@ -226,17 +226,20 @@ impl<'a> Parser<'a> {
     fn string(&mut self) -> Read<Cow<'a, str>> {
         self.pos += 1;
         let start = self.pos;
-        loop {
-            match self.peek().ok_or(Refused)? {
-                b'"' => {
-                    let text = &self.text[start..self.pos];
-                    self.pos += 1;
-                    return Ok(Cow::Borrowed(text));
-                }
-                b'\\' => break,
-                0x00..=0x1F => return Err(Refused), // a control character: strict JSON
-                _ => self.pos += 1,
+        // One scan to the first quote, backslash or control character (strict JSON).
+        let rest = &self.bytes[start..];
+        let stop = rest
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+            .ok_or(Refused)?;
+        self.pos = start + stop;
+        match rest[stop] {
+            b'"' => {
+                self.pos += 1;
+                return Ok(Cow::Borrowed(&self.text[start..start + stop]));
             }
+            b'\\' => {}
+            _ => return Err(Refused),
         }
         let mut owned = String::from(&self.text[start..self.pos]);
         loop {

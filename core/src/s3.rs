@@ -8,6 +8,8 @@
 //! event, MinIO's records, envelopes (SNS, SQS, EventBridge, Lambda), a record without a
 //! sequencer (its fallback id hashes the whole record), any field beyond its limit.
 
+use std::borrow::Cow;
+
 use sha2::{Digest, Sha256};
 
 use crate::avro::{Read, Refused};
@@ -41,19 +43,20 @@ pub struct Rules {
     pub text_limits: [usize; 11],
 }
 
-/// One event, every field owned; `source` is always `s3`.
+/// One event, its fields borrowed from the document and the rules where they can be;
+/// `source` is always `s3`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct S3Event {
+pub struct S3Event<'a> {
     pub id: String,
-    pub bucket: String,
-    pub key: String,
-    pub kind: String,
-    pub event_name: String,
-    pub position: String,
-    pub version_id: Option<String>,
+    pub bucket: &'a str,
+    pub key: Cow<'a, str>,
+    pub kind: &'a str,
+    pub event_name: &'a str,
+    pub position: Cow<'a, str>,
+    pub version_id: Option<&'a str>,
     pub size: Option<i64>,
-    pub etag: Option<String>,
-    pub event_time: Option<String>,
+    pub etag: Option<&'a str>,
+    pub event_time: Option<&'a str>,
 }
 
 pub const SOURCE: &str = "s3";
@@ -63,7 +66,7 @@ const ID_PREFIX: &str = "s3-";
 impl Rules {
     /// The events of a native S3 document, one per record, when Python makes an event of
     /// every record; `origin` only counts against its limit here.
-    pub fn events(&self, document: &Value<'_>, origin: &str) -> Read<Vec<S3Event>> {
+    pub fn events<'a>(&'a self, document: &'a Value<'a>, origin: &str) -> Read<Vec<S3Event<'a>>> {
         // normalize.py tries `Records`/`Event` first; `Event` (s3:TestEvent) goes back.
         if document.get("Event").is_some() {
             return Err(Refused);
@@ -77,7 +80,7 @@ impl Rules {
         records.iter().map(|record| self.event(record)).collect()
     }
 
-    fn event(&self, record: &Value<'_>) -> Read<S3Event> {
+    fn event<'a>(&'a self, record: &'a Value<'a>) -> Read<S3Event<'a>> {
         if !matches!(record, Value::Object(_)) {
             return Err(Refused);
         }
@@ -98,9 +101,8 @@ impl Rules {
             .find(|name| Some(name.name.as_str()) == name_text)
             .ok_or(Refused)?;
         let s3 = object(record.get("s3"))?;
-        let bucket = object(s3.get("bucket"))?;
-        let bucket = match bucket.get("name") {
-            Some(Value::Str(name)) if !name.is_empty() && !name.contains('/') => name,
+        let bucket = match object(s3.get("bucket"))?.get("name") {
+            Some(Value::Str(name)) if !name.is_empty() && !name.contains('/') => name.as_ref(),
             _ => return Err(Refused),
         };
         let obj = object(s3.get("object"))?;
@@ -110,22 +112,26 @@ impl Rules {
         };
         // A record without a sequencer (allowed or not) is Python's: its id hashes it.
         let sequencer = match obj.get("sequencer") {
-            Some(Value::Str(text)) if is_hex(text) => text,
+            Some(Value::Str(text)) if is_hex(text) => text.as_ref(),
             _ => return Err(Refused),
         };
         let version_id = optional_string(obj.get("versionId"))?;
         let size = optional_size(obj.get("size"))?;
         let etag = optional_string(obj.get("eTag"))?;
         let event_time = optional_string(record.get("eventTime"))?;
-        let kind = name.kind_for(version_id.as_deref()).to_owned();
-        let identity = format!("{SOURCE}://{bucket}/{key}");
+        let kind = name.kind_for(version_id);
+        let position = if sequencer.bytes().any(|b| b.is_ascii_uppercase()) {
+            Cow::Owned(sequencer.to_ascii_lowercase())
+        } else {
+            Cow::Borrowed(sequencer)
+        };
         let event = S3Event {
-            id: event_id(&kind, &identity, &aws_canonical(sequencer)),
-            bucket: bucket.to_string(),
+            id: event_id(kind, bucket, &key, aws_canonical(&position)),
+            bucket,
             key,
             kind,
-            event_name: name.name.clone(),
-            position: sequencer.to_ascii_lowercase(),
+            event_name: &name.name,
+            position,
             version_id,
             size,
             etag,
@@ -150,18 +156,18 @@ impl Rules {
     }
 
     /// `limits.check_event`: the strings' UTF-8 lengths (origin is checked once, above).
-    fn within_limits(&self, event: &S3Event) -> bool {
+    fn within_limits(&self, event: &S3Event<'_>) -> bool {
         let texts = [
             Some(event.id.as_str()),
             Some(SOURCE),
-            Some(event.bucket.as_str()),
-            Some(event.key.as_str()),
-            Some(event.kind.as_str()),
-            Some(event.event_name.as_str()),
-            Some(event.position.as_str()),
-            event.version_id.as_deref(),
-            event.etag.as_deref(),
-            event.event_time.as_deref(),
+            Some(event.bucket),
+            Some(event.key.as_ref()),
+            Some(event.kind),
+            Some(event.event_name),
+            Some(event.position.as_ref()),
+            event.version_id,
+            event.etag,
+            event.event_time,
         ];
         texts
             .iter()
@@ -178,11 +184,11 @@ fn object<'v, 'a>(value: Option<&'v Value<'a>>) -> Read<&'v Value<'a>> {
 }
 
 /// `json_fields.optional_string`: absent, null or empty are None.
-fn optional_string(value: Option<&Value<'_>>) -> Read<Option<String>> {
+fn optional_string<'a>(value: Option<&'a Value<'a>>) -> Read<Option<&'a str>> {
     match value {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Str(text)) if text.is_empty() => Ok(None),
-        Some(Value::Str(text)) => Ok(Some(text.to_string())),
+        Some(Value::Str(text)) => Ok(Some(text.as_ref())),
         Some(_) => Err(Refused),
     }
 }
@@ -210,25 +216,23 @@ fn is_hex(text: &str) -> bool {
     !text.is_empty() && text.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
-/// `ordering.AwsSequencerOrder.canonical`: lowercased, trailing zeros removed.
-fn aws_canonical(sequencer: &str) -> String {
-    let lower = sequencer.to_ascii_lowercase();
-    let trimmed = lower.trim_end_matches('0');
-    if trimmed.is_empty() {
-        "0".to_owned()
-    } else {
-        trimmed.to_owned()
+/// `ordering.AwsSequencerOrder.canonical` of a lowercased sequencer: trailing zeros removed.
+fn aws_canonical(lowercased: &str) -> &str {
+    match lowercased.trim_end_matches('0') {
+        "" => "0",
+        trimmed => trimmed,
     }
 }
 
-/// `identity.sequencer_event_id` with the `s3-` prefix.
-fn event_id(kind: &str, identity: &str, canonical: &str) -> String {
+/// `identity.sequencer_event_id` with the `s3-` prefix, over the identity
+/// `s3://<bucket>/<key>` (hashed in pieces, never built).
+fn event_id(kind: &str, bucket: &str, key: &str, canonical: &str) -> String {
     let mut hasher = Sha256::new();
-    hasher.update(kind.as_bytes());
-    hasher.update([0x1F]);
-    hasher.update(identity.as_bytes());
-    hasher.update([0x1F]);
-    hasher.update(canonical.as_bytes());
+    for piece in [
+        kind, "\u{1f}", SOURCE, "://", bucket, "/", key, "\u{1f}", canonical,
+    ] {
+        hasher.update(piece.as_bytes());
+    }
     let digest = hasher.finalize();
     let mut id = String::with_capacity(ID_PREFIX.len() + 32);
     id.push_str(ID_PREFIX);
@@ -240,8 +244,11 @@ fn event_id(kind: &str, identity: &str, canonical: &str) -> String {
 }
 
 /// `object_keys.decode_form_key`: `+` is a space, `%XX` a byte, the result UTF-8.
-fn decode_form_key(raw: &str) -> Read<String> {
+fn decode_form_key(raw: &str) -> Read<Cow<'_, str>> {
     let bytes = raw.as_bytes();
+    if !bytes.iter().any(|b| *b == b'%' || *b == b'+') {
+        return Ok(Cow::Borrowed(raw));
+    }
     let mut decoded = Vec::with_capacity(bytes.len());
     let mut index = 0;
     while index < bytes.len() {
@@ -263,7 +270,9 @@ fn decode_form_key(raw: &str) -> Read<String> {
             }
         }
     }
-    String::from_utf8(decoded).map_err(|_| Refused)
+    String::from_utf8(decoded)
+        .map(Cow::Owned)
+        .map_err(|_| Refused)
 }
 
 #[cfg(test)]
@@ -296,8 +305,32 @@ mod tests {
         )
     }
 
-    fn events(text: &str) -> Read<Vec<S3Event>> {
-        rules().events(&parse(text).map_err(|_| Refused)?, "test")
+    /// What the assertions read of an event, owned.
+    #[derive(Debug)]
+    struct Seen {
+        id: String,
+        key: String,
+        kind: String,
+        position: String,
+        size: Option<i64>,
+        etag: Option<String>,
+    }
+
+    fn events(text: &str) -> Read<Vec<Seen>> {
+        let rules = rules();
+        let document = parse(text).map_err(|_| Refused)?;
+        let events = rules.events(&document, "test")?;
+        Ok(events
+            .into_iter()
+            .map(|event| Seen {
+                id: event.id,
+                key: event.key.into_owned(),
+                kind: event.kind.to_owned(),
+                position: event.position.into_owned(),
+                size: event.size,
+                etag: event.etag.map(str::to_owned),
+            })
+            .collect())
     }
 
     #[test]
@@ -382,7 +415,7 @@ mod tests {
 
     #[test]
     fn canonical_sequencers_drop_trailing_zeros() {
-        assert_eq!(aws_canonical("00A0"), "00a");
+        assert_eq!(aws_canonical("00a0"), "00a");
         assert_eq!(aws_canonical("000"), "0");
     }
 }

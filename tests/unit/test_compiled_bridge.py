@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -25,12 +26,17 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from seqgate.connectors.parsers.compiled import compiled_event_writer, compiled_s3_events
+from seqgate.connectors.parsers.compiled import (
+    compiled_event_record,
+    compiled_event_writer,
+    compiled_s3_events,
+)
 from seqgate.connectors.parsers.normalize import normalize
 from seqgate.connectors.parsers.results import ParseResult
 from seqgate.connectors.parsers.s3.native import S3ParseOptions
 from seqgate.schemas.codec import OBJECT_EVENT
 from seqgate.schemas.framing import SINGLE_OBJECT, Framing
+from seqgate.schemas.identity import event_identity
 from seqgate.schemas.records import ObjectEvent
 from seqgate.schemas.wire import CodecError
 from seqgate.streams.cli import cli
@@ -308,8 +314,21 @@ def _events() -> list[ObjectEvent]:
         replace(base, key=_Text("sub")),
         replace(base, origin=None),  # type: ignore[arg-type]
         replace(base, bucket="é" * 300),
+        replace(base, source="gcs"),
+        replace(base, source="Bad"),
+        replace(base, bucket="a/b"),
+        replace(base, bucket=""),
+        replace(base, key=""),
     ]
     return events
+
+
+def _outcome(call: Callable[[ObjectEvent], object], event: ObjectEvent) -> object:
+    """What `call(event)` returned, or the type and message of what it raised."""
+    try:
+        return call(event)
+    except (CodecError, ValueError) as error:
+        return f"{type(error).__name__}: {error}"
 
 
 @pytest.mark.parametrize(
@@ -318,16 +337,20 @@ def _events() -> list[ObjectEvent]:
 def test_the_writer_writes_what_the_codec_writes(framing: Framing) -> None:
     python = framing.writer(OBJECT_EVENT, "object-events")
     compiled = compiled_event_writer(framing, "object-events")
+
+    def python_record(event: ObjectEvent) -> tuple[bytes, bytes]:
+        value = python(event)
+        return event_identity(event.source, event.bucket, event.key).encode(), value
+
+    compiled_record = compiled_event_record(framing, "object-events", python_record)
+    written_by_core = 0
+    core = compiled_event_record(framing, "object-events", lambda event: (b"", b""))
     for event in _events():
-        try:
-            expected: bytes | str = python(event)
-        except CodecError as error:
-            expected = f"CodecError: {error}"
-        try:
-            written: bytes | str = compiled(event)
-        except CodecError as error:
-            written = f"CodecError: {error}"
-        assert written == expected, event
+        assert _outcome(compiled, event) == _outcome(python, event), event
+        expected = _outcome(python_record, event)
+        assert _outcome(compiled_record, event) == expected, event
+        written_by_core += core(event) != (b"", b"")
+    assert written_by_core >= len(_events()) - 12  # the odd ones go to Python
 
 
 # --------------------------------------------------------------------------- soak

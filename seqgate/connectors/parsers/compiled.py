@@ -17,17 +17,18 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Final
+from typing import Any, Final
 
 from seqgate.connectors.parsers.results import ParseResult
 from seqgate.connectors.parsers.s3.event_names import S3_EVENT_NAMES
 from seqgate.schemas.codec import OBJECT_EVENT
 from seqgate.schemas.framing import Framing
+from seqgate.schemas.identity import SCHEMES_OF_SOURCES
 from seqgate.schemas.limits import TEXT_LIMITS
 from seqgate.schemas.records import ObjectEvent
 from seqgate.streams.runtime.engines import load_core
 
-__all__ = ["compiled_event_writer", "compiled_s3_events"]
+__all__ = ["compiled_event_record", "compiled_event_writer", "compiled_s3_events"]
 
 _FLOOR_TWO_ZERO: Final = "2.0"
 
@@ -54,17 +55,38 @@ def compiled_s3_events(raw: bytes, origin: str, schema_floor: str) -> ParseResul
     return None if events is None else ParseResult(events)
 
 
+def _writer(framing: Framing, topic: str) -> Any:
+    return load_core().EventWriter(
+        header=framing.header(OBJECT_EVENT, topic),
+        event_type=ObjectEvent,
+        schemes=sorted(SCHEMES_OF_SOURCES.items()),
+    )
+
+
 def compiled_event_writer(framing: Framing, topic: str) -> Callable[[ObjectEvent], bytes]:
     """``framing.writer(OBJECT_EVENT, topic)`` with the event written by the core; what it
     hands back (not exactly an ObjectEvent, a string that is not text, a size outside a
     long) is written, or refused with its CodecError, by the Python codec."""
     python = framing.writer(OBJECT_EVENT, topic)
-    compiled = load_core().EventWriter(
-        header=framing.header(OBJECT_EVENT, topic), event_type=ObjectEvent
-    )
+    compiled = _writer(framing, topic)
 
     def write(event: ObjectEvent) -> bytes:
         data: bytes | None = compiled(event)
         return python(event) if data is None else data
 
     return write
+
+
+def compiled_event_record(
+    framing: Framing, topic: str, python: Callable[[ObjectEvent], tuple[bytes, bytes]]
+) -> Callable[[ObjectEvent], tuple[bytes, bytes]]:
+    """An event's Kafka record (its identity, UTF-8; ``framing``'s encoding for ``topic``)
+    from the core; ``python`` makes (or refuses) what the core hands back, as above or an
+    identity the core cannot prove valid."""
+    record = _writer(framing, topic).record
+
+    def event_record(event: ObjectEvent) -> tuple[bytes, bytes]:
+        written: tuple[bytes, bytes] | None = record(event)
+        return python(event) if written is None else written
+
+    return event_record

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
-from seqgate.connectors.parsers.compiled import compiled_event_writer
+from seqgate.connectors.parsers.compiled import compiled_event_record
 from seqgate.connectors.parsers.results import ParsedItem, ParseResult
 from seqgate.connectors.publish.dead_letters import rejected_record
 from seqgate.schemas.codec import OBJECT_EVENT, REJECTED_RECORD
@@ -135,10 +136,13 @@ class EventPublisher:
     ) -> None:
         self.topics = topics
         # Through a schema registry, the schemas are registered here, before any input.
-        self._encode_event = (
-            compiled_event_writer(framing, topics.events)
+        self._encode_event = framing.writer(OBJECT_EVENT, topics.events)
+        # (key, value) of an event: its identity and its encoding (the value first: the
+        # encoding refuses what UTF-8 cannot hold, before the identity is built).
+        self._event_record: Callable[[ObjectEvent], tuple[bytes, bytes]] = (
+            compiled_event_record(framing, topics.events, self._python_event_record)
             if engine == "compiled"
-            else framing.writer(OBJECT_EVENT, topics.events)
+            else self._python_event_record
         )
         self._encode_rejected = framing.writer(REJECTED_RECORD, topics.rejected)
         self.counters = BridgeCounters()
@@ -165,7 +169,7 @@ class EventPublisher:
         recorded in its Delivery, and `flush` raises for it.
         """
         try:
-            written, records = self._encode(result, raw, origin)
+            written, records, published, rejected = self._encode(result, raw, origin)
         except LocalFailure as error:
             delivery = Delivery(result, local_error=str(error))
             self._watched.append(delivery)
@@ -178,28 +182,30 @@ class EventPublisher:
         except LocalFailure as error:
             delivery.local_error = str(error)
             return delivery
-        published = rejected = 0
-        for item in written.items:
-            if isinstance(item, ObjectEvent):
-                published += 1
-            elif isinstance(item, Rejection):
-                rejected += 1
-        self.counters.add("published", published)
-        self.counters.add("rejected", rejected)
-        self.counters.add("ignored", len(written.items) - published - rejected)
+        counts = self.counters.counts
+        counts["published"] += published
+        counts["rejected"] += rejected
+        counts["ignored"] += len(written.items) - published - rejected
         return delivery
 
     def _encode(
         self, result: ParseResult, raw: bytes, origin: str
-    ) -> tuple[ParseResult, list[tuple[str, bytes, bytes]]]:
-        """Encode every record before any is queued: (the result as written, the records)."""
+    ) -> tuple[ParseResult, list[tuple[str, bytes, bytes]], int, int]:
+        """Encode every record before any is queued: (the result as written, the records,
+        how many events and dead letters they are)."""
         items: list[ParsedItem] = []
         records: list[tuple[str, bytes, bytes]] = []
         changed = False
+        published = rejected = 0
+        events_topic = self.topics.events
         for index, item in enumerate(result.items):
             if isinstance(item, ObjectEvent):
                 try:
-                    records.append(self._event_record(item))
+                    key, value = self._event_record(item)
+                    records.append((events_topic, key, value))
+                    published += 1
+                    items.append(item)
+                    continue
                 except CodecError as error:
                     changed = True
                     item = Rejection(
@@ -209,19 +215,21 @@ class EventPublisher:
                     )
             if isinstance(item, Rejection):
                 records.append(self._dead_letter(item, raw, origin))
+                rejected += 1
             items.append(item)
+        limit = self._max_message_bytes
         for topic, key, value in records:
-            if len(key) + len(value) > self._max_message_bytes:
+            if len(key) + len(value) > limit:
                 raise LocalFailure(
                     f"a record for {topic} is {len(key) + len(value)} bytes, above the"
-                    f" producer's message.max.bytes ({self._max_message_bytes})"
+                    f" producer's message.max.bytes ({limit})"
                 )
-        return (ParseResult(tuple(items)) if changed else result), records
+        return (ParseResult(tuple(items)) if changed else result), records, published, rejected
 
-    def _event_record(self, event: ObjectEvent) -> tuple[str, bytes, bytes]:
+    def _python_event_record(self, event: ObjectEvent) -> tuple[bytes, bytes]:
         value = self._encode_event(event)  # first: it refuses what UTF-8 cannot hold
         key = event_identity(event.source, event.bucket, event.key).encode("utf-8")
-        return self.topics.events, key, value
+        return key, value
 
     def _dead_letter(
         self, rejection: Rejection, raw: bytes, origin: str
