@@ -63,6 +63,8 @@ class Topics:
 
 
 DEFAULT_DELIVERY_TIMEOUT_MS = 30_000
+# How many deliveries the publisher keeps before it first drops the complete ones.
+_PRUNE_MIN = 1024
 # librdkafka's own default; the producer refuses a larger record before sending it.
 DEFAULT_MAX_MESSAGE_BYTES = 1_000_000
 
@@ -157,7 +159,9 @@ class EventPublisher:
         }
         extra = extra_config or {}
         self._max_message_bytes = int(extra.get("message.max.bytes", DEFAULT_MAX_MESSAGE_BYTES))
-        self._watched: list[Delivery] = []  # submitted since the last flush, not yet settled
+        # Submitted since the last flush and not known complete: what flush() reports on.
+        self._watched: list[Delivery] = []
+        self._prune_at = _PRUNE_MIN
         self._producer = Producer(client_config(kafka, **config))
 
     def submit(self, result: ParseResult, raw: bytes, origin: str) -> Delivery:
@@ -175,7 +179,7 @@ class EventPublisher:
             self._watched.append(delivery)
             return delivery
         delivery = Delivery(written)
-        self._watched.append(delivery)
+        self._watch(delivery)
         try:
             for topic, key, value in records:
                 self._produce(topic, key, value, delivery)
@@ -187,6 +191,17 @@ class EventPublisher:
         counts["rejected"] += rejected
         counts["ignored"] += len(written.items) - published - rejected
         return delivery
+
+    def _watch(self, delivery: Delivery) -> None:
+        """Keep ``delivery`` for flush(), dropping (amortised) those already complete:
+        a source that flushes rarely (a large file) keeps only what is in flight, and
+        the garbage collector does not walk every message since the last flush (it cost
+        the bridge a third of its throughput in `seqgate bench`)."""
+        watched = self._watched
+        watched.append(delivery)
+        if len(watched) >= self._prune_at:
+            self._watched = [d for d in watched if not d.complete]
+            self._prune_at = max(_PRUNE_MIN, 2 * len(self._watched))
 
     def _encode(
         self, result: ParseResult, raw: bytes, origin: str

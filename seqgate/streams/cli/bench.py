@@ -100,8 +100,9 @@ _ALL_PEERS = ("kafka-streams", "quix", "faust")
     type=click.Choice(ENGINES),
     default="compiled",
     show_default=True,
-    help="The Worker's record step (see `seqgate worker --help`); --vary engine=python"
-    " measures the other one side by side.",
+    help="The Worker's record step (see `seqgate worker --help`) and the bridge stage's"
+    " reading and writing (`seqgate bridge file --help`); --vary engine=python measures the"
+    " Worker's other one side by side.",
 )
 @click.option(
     "--warmup/--no-warmup",
