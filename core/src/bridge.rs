@@ -11,7 +11,7 @@ use pyo3::types::{PyBytes, PyInt, PyString, PyTuple, PyType};
 use crate::avro::{write_long, write_optional_string, write_string};
 use crate::event::valid_scheme;
 use crate::json;
-use crate::s3::{Name, Rules, S3Event, SOURCE};
+use crate::s3::{sns_message, Name, Rules, S3Event, SOURCE};
 
 /// `ObjectEvent`'s fields, in the schema's order.
 const FIELDS: [&str; 12] = [
@@ -104,7 +104,21 @@ impl S3Reader {
         let Ok(document) = json::parse(text) else {
             return Ok(None);
         };
-        let Ok(events) = self.rules.events(&document, origin_text) else {
+        // An SNS notification (HTTP form, or an SQS body without raw delivery) carries
+        // the S3 document as its `Message`, a JSON text of its own.
+        let inner;
+        let notification = match sns_message(&document) {
+            Some(message) => {
+                let message = message.strip_prefix('\u{feff}').unwrap_or(message);
+                let Ok(parsed) = json::parse(message) else {
+                    return Ok(None);
+                };
+                inner = parsed;
+                &inner
+            }
+            None => &document,
+        };
+        let Ok(events) = self.rules.events(notification, origin_text) else {
             return Ok(None);
         };
         let objects = events

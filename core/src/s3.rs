@@ -3,10 +3,12 @@
 //! `records_document.py`, `s3/native.py`, `s3/object_keys.py`, `s3/event_ids.py` and the
 //! field limits, for the documents where every record becomes an event.
 //!
-//! Anything else is handed back (`Refused`) to those Python parsers, which stay the
-//! specification and word every rejection: a record they would reject, an ignored test
-//! event, MinIO's records, envelopes (SNS, SQS, EventBridge, Lambda), a record without a
-//! sequencer (its fallback id hashes the whole record), any field beyond its limit.
+//! An SNS `Notification` whose `Message` is such a document (`sns_message`) is read the
+//! same way. Anything else is handed back (`Refused`) to those Python parsers, which stay
+//! the specification and word every rejection: a record they would reject, an ignored test
+//! event or handshake, MinIO's records, the other envelopes (SQS `ReceiveMessage`,
+//! EventBridge, Lambda), a record without a sequencer (its fallback id hashes the whole
+//! record), any field beyond its limit.
 
 use std::borrow::Cow;
 
@@ -174,6 +176,23 @@ impl Rules {
             .zip(self.text_limits.iter())
             .all(|(text, limit)| text.is_none_or(|value| value.len() <= *limit))
     }
+}
+
+/// The `Message` text of an SNS `Notification`, as `normalize.py` dispatches it: a
+/// document without `Records` or `Event` (tried first), with `Type` and `TopicArn` or
+/// `Message` (an SNS message), whose `Type` is `Notification` and `Message` a string
+/// (`s3/envelopes.py`). None for any other document.
+pub fn sns_message<'v>(document: &'v Value<'_>) -> Option<&'v str> {
+    if document.get("Records").is_some() || document.get("Event").is_some() {
+        return None;
+    }
+    if document.get("TopicArn").is_none() && document.get("Message").is_none() {
+        return None;
+    }
+    if document.get("Type").and_then(Value::as_str) != Some("Notification") {
+        return None;
+    }
+    document.get("Message").and_then(Value::as_str)
 }
 
 fn object<'v, 'a>(value: Option<&'v Value<'a>>) -> Read<&'v Value<'a>> {
@@ -411,6 +430,23 @@ mod tests {
             ..rules()
         };
         assert!(lowered.events(&parse(&text).unwrap(), "o").is_ok());
+    }
+
+    #[test]
+    fn only_an_sns_notification_with_a_message_text_is_unwrapped() {
+        let message = |text: &str| sns_message(&parse(text).unwrap()).map(str::to_owned);
+        let good = r#"{"Type":"Notification","TopicArn":"t","Message":"{\"Records\":[]}"}"#;
+        assert_eq!(message(good).as_deref(), Some(r#"{"Records":[]}"#));
+        for text in [
+            r#"{"Type":"SubscriptionConfirmation","Message":"m"}"#,
+            r#"{"Type":"Notification","Message":1}"#,
+            r#"{"Type":"Notification","TopicArn":"t"}"#,
+            r#"{"Type":"Notification","Message":"m","Records":[]}"#,
+            r#"{"Type":"Notification","Message":"m","Event":null}"#,
+            r#"{"Message":"m"}"#,
+        ] {
+            assert_eq!(message(text), None, "{text}");
+        }
     }
 
     #[test]

@@ -4,10 +4,11 @@ written by it.
 
 The core reads a received body only when it can prove the Python parsers would make an
 event of every record in it, and then makes the same events: a ``Records`` document of
-``aws:s3`` records, each with a supported name, its bucket, a form-encoded key, a hex
-sequencer and fields within their limits. Everything else — every rejection and its
-reason, an ``s3:TestEvent``, MinIO's records, the SNS, SQS, EventBridge and Lambda
-envelopes, a record without a sequencer, the other providers — goes to
+``aws:s3`` records (plain, or the ``Message`` of an SNS ``Notification``), each with a
+supported name, its bucket, a form-encoded key, a hex sequencer and fields within their
+limits. Everything else — every rejection and its reason, an ``s3:TestEvent``, SNS
+handshakes, MinIO's records, the SQS ``ReceiveMessage``, EventBridge and Lambda envelopes,
+a record without a sequencer, the other providers — goes to
 :func:`seqgate.connectors.parsers.normalize.normalize`'s Python parsers, which stay the
 specification (docs/design.md §5.2.1). ``tests/unit/test_compiled_bridge.py`` holds both to
 the same result over every fixture and generated documents.
