@@ -58,3 +58,27 @@ def produce_changes(
     on_last: Callable[[Any, Any], None],
 ) -> int:
     """The changelog records of `changes`, in order; how many were produced."""
+
+class S3Reader:
+    """The bridges' reading of clean native S3 notifications (connectors/parsers/compiled.py)."""
+
+    def __init__(
+        self,
+        *,
+        names: list[tuple[str, str, str | None]],
+        schema_floor_two_zero: bool,
+        text_limits: list[int],
+        event_type: type,
+        result_type: type,
+    ) -> None: ...
+    def events(self, raw: bytes, origin: str) -> Any:
+        """The ParseResult of `raw`, or None: the Python parsers must read it."""
+
+class EventWriter:
+    """An ObjectEvent's bytes for one framing, and its Kafka record."""
+
+    def __init__(
+        self, *, header: bytes, event_type: type, schemes: list[tuple[str, str]]
+    ) -> None: ...
+    def __call__(self, event: Any) -> bytes | None: ...
+    def record(self, event: Any) -> tuple[bytes, bytes] | None: ...

@@ -19,15 +19,17 @@ import subprocess
 import sys
 import time
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
 from confluent_kafka.admin import AdminClient
 
 from seqgate.connectors.parsers.normalize import normalize
+from seqgate.connectors.parsers.results import ParseResult
 from seqgate.connectors.publish.publisher import _PRUNE_MIN, EventPublisher, Topics
 from seqgate.schemas.codec import OBJECT_EVENT, REJECTED_RECORD
+from seqgate.schemas.reasons import Rejection
 from seqgate.schemas.records import ObjectEvent, RejectedRecord
 from seqgate.schemas.wire import SINGLE_OBJECT_MAGIC
 from seqgate.streams.devtools.samples import s3_notification, s3_record, s3_test_event, to_bytes
@@ -451,3 +453,35 @@ def test_the_publisher_keeps_only_deliveries_in_flight(pipeline: Pipeline) -> No
     finally:
         publisher.close()
     assert len(published_events(pipeline)) == 6000
+
+
+@pytest.mark.parametrize("engine", ["python", "compiled"])
+def test_an_event_that_cannot_be_written_becomes_its_dead_letter(
+    pipeline: Pipeline, engine: str
+) -> None:
+    """No parser makes such an event; the publisher still never drops one: an event whose
+    key is not text (a lone surrogate) is dead-lettered in its place, the others of the
+    message are published, and the Delivery says what was written."""
+    raw = to_bytes(s3_notification(s3_record(key="a.txt", sequencer="1")))
+    good = normalize(raw, "test").events[0]
+    bad = replace(good, key="bad-\ud800")
+    last = replace(good, key="c.txt")
+    publisher = EventPublisher(
+        KafkaSettings(pipeline.bootstrap),
+        Topics(pipeline.events, pipeline.rejected),
+        engine=engine,
+    )
+    try:
+        delivery = publisher.submit(ParseResult((good, bad, last)), raw, "test:1")
+        publisher.flush()
+    finally:
+        publisher.close()
+    first, letter, third = delivery.result.items
+    assert (first, third) == (good, last)
+    assert isinstance(letter, Rejection) and letter.record_index == 1
+    assert letter.reason == "invalid_field" and "cannot be written" in letter.message
+    assert delivery.complete and delivery.queued == 3
+    assert publisher.counters.as_dict() == {"published": 2, "ignored": 0, "rejected": 1}
+    assert sorted(p.event.key for p in published_events(pipeline)) == ["a.txt", "c.txt"]
+    (dead,) = dead_letters(pipeline).values()
+    assert dead.raw == raw and dead.record_index == 1 and dead.reason == "invalid_field"
