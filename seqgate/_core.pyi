@@ -69,10 +69,9 @@ class S3Reader:
         schema_floor_two_zero: bool,
         text_limits: list[int],
         event_type: type,
-        result_type: type,
     ) -> None: ...
-    def events(self, raw: bytes, origin: str) -> Any:
-        """The ParseResult of `raw`, or None: the Python parsers must read it."""
+    def events(self, raw: bytes, origin: str) -> tuple[Any, ...] | None:
+        """The ObjectEvents of `raw`, or None: the Python parsers must read it."""
 
 class EventWriter:
     """An ObjectEvent's bytes for one framing, and its Kafka record."""

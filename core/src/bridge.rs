@@ -48,26 +48,22 @@ fn text_limits(limits: Vec<usize>) -> PyResult<[usize; 11]> {
 pub struct S3Reader {
     rules: Rules,
     event_type: Py<PyType>,
-    result_type: Py<PyType>,
     fields: Vec<Py<PyString>>,
-    items: Py<PyString>,
     source: Py<PyString>,
 }
 
 #[pymethods]
 impl S3Reader {
     /// `names`: (name, kind, versioned kind or None) of every Amazon S3 event name;
-    /// `event_type`: `ObjectEvent` and `result_type`: `ParseResult`, frozen dataclasses
-    /// with slots and no `__post_init__`.
+    /// `event_type`: `ObjectEvent`, a frozen dataclass with slots and no `__post_init__`.
     #[new]
-    #[pyo3(signature = (*, names, schema_floor_two_zero, text_limits, event_type, result_type))]
+    #[pyo3(signature = (*, names, schema_floor_two_zero, text_limits, event_type))]
     fn new(
         py: Python<'_>,
         names: Vec<(String, String, Option<String>)>,
         schema_floor_two_zero: bool,
         text_limits: Vec<usize>,
         event_type: Bound<'_, PyType>,
-        result_type: Bound<'_, PyType>,
     ) -> PyResult<Self> {
         let names = names
             .into_iter()
@@ -84,24 +80,19 @@ impl S3Reader {
                 text_limits: self::text_limits(text_limits)?,
             },
             event_type: event_type.unbind(),
-            result_type: result_type.unbind(),
             fields: interned(py),
-            items: PyString::intern(py, "items").unbind(),
             source: PyString::intern(py, SOURCE).unbind(),
         })
     }
 
-    /// The `ParseResult` of `raw` (a received body): its events, each with `origin`; None
-    /// when the Python parsers must read it (or `raw` is not bytes, `origin` not text).
+    /// The events of `raw` (a received body) as a tuple of `ObjectEvent`, each with
+    /// `origin`; None when the Python parsers must read it.
     fn events<'py>(
         &self,
         py: Python<'py>,
-        raw: &Bound<'py, PyAny>,
-        origin: &Bound<'py, PyAny>,
-    ) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let (Ok(raw), Ok(origin)) = (raw.cast::<PyBytes>(), origin.cast::<PyString>()) else {
-            return Ok(None);
-        };
+        raw: &Bound<'py, PyBytes>,
+        origin: &Bound<'py, PyString>,
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
         let Ok(origin_text) = origin.to_str() else {
             return Ok(None); // a lone surrogate: the field limits word it
         };
@@ -134,59 +125,34 @@ impl S3Reader {
             .iter()
             .map(|event| self.object_event(py, event, origin))
             .collect::<PyResult<Vec<_>>>()?;
-        let items = PyTuple::new(py, objects)?.into_any();
-        let result = new_slotted(
-            py,
-            self.result_type.bind(py),
-            std::slice::from_ref(&self.items),
-            &[items],
-        )?;
-        Ok(Some(result))
+        Ok(Some(PyTuple::new(py, objects)?))
     }
-}
-
-/// An instance of `cls`, a frozen dataclass with slots, made as `avro_codec._constructor`
-/// makes one: `object.__new__(cls)`, then each slot set through the generic
-/// `__setattr__` (the frozen dataclass's own refuses; `object.__setattr__` is what its
-/// `__init__` calls).
-fn new_slotted<'py>(
-    py: Python<'py>,
-    cls: &Bound<'py, PyType>,
-    names: &[Py<PyString>],
-    values: &[Bound<'py, PyAny>],
-) -> PyResult<Bound<'py, PyAny>> {
-    let no_arguments = PyTuple::empty(py);
-    let new = unsafe { ffi::PyBaseObject_Type.tp_new }
-        .ok_or_else(|| PyValueError::new_err("object.__new__ is missing"))?;
-    // SAFETY: object.__new__(cls), as `object.__new__(cls)` calls it; the result is a new
-    // reference (or NULL with the error set).
-    let object = unsafe {
-        let raw = new(
-            cls.as_type_ptr(),
-            no_arguments.as_ptr(),
-            std::ptr::null_mut(),
-        );
-        Bound::from_owned_ptr_or_err(py, raw)?
-    };
-    for (name, value) in names.iter().zip(values) {
-        // SAFETY: three live references; the generic setattr uses the slot's descriptor.
-        let status =
-            unsafe { ffi::PyObject_GenericSetAttr(object.as_ptr(), name.as_ptr(), value.as_ptr()) };
-        if status != 0 {
-            return Err(PyErr::fetch(py));
-        }
-    }
-    Ok(object)
 }
 
 impl S3Reader {
-    /// An `ObjectEvent` of `event` (`new_slotted`).
+    /// An `ObjectEvent` made as `avro_codec._constructor` makes one: `object.__new__`,
+    /// then each slot set through the generic `__setattr__` (the frozen dataclass's own
+    /// refuses; `object.__setattr__` is what its `__init__` calls).
     fn object_event<'py>(
         &self,
         py: Python<'py>,
         event: &S3Event<'_>,
         origin: &Bound<'py, PyString>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let event_type = self.event_type.bind(py);
+        let no_arguments = PyTuple::empty(py);
+        let new = unsafe { ffi::PyBaseObject_Type.tp_new }
+            .ok_or_else(|| PyValueError::new_err("object.__new__ is missing"))?;
+        // SAFETY: object.__new__(event_type), as `object.__new__(cls)` calls it; the
+        // result is a new reference (or NULL with the error set).
+        let object = unsafe {
+            let raw = new(
+                event_type.as_type_ptr(),
+                no_arguments.as_ptr(),
+                std::ptr::null_mut(),
+            );
+            Bound::from_owned_ptr_or_err(py, raw)?
+        };
         let optional = |value: Option<&str>| -> Bound<'py, PyAny> {
             match value {
                 Some(text) => PyString::new(py, text).into_any(),
@@ -210,7 +176,16 @@ impl S3Reader {
             optional(event.event_time),
             origin.clone().into_any(),
         ];
-        new_slotted(py, self.event_type.bind(py), &self.fields, &values)
+        for (name, value) in self.fields.iter().zip(values.iter()) {
+            // SAFETY: three live references; the generic setattr uses the slot's descriptor.
+            let status = unsafe {
+                ffi::PyObject_GenericSetAttr(object.as_ptr(), name.as_ptr(), value.as_ptr())
+            };
+            if status != 0 {
+                return Err(PyErr::fetch(py));
+            }
+        }
+        Ok(object)
     }
 }
 

@@ -16,6 +16,7 @@ the same result over every fixture and generated documents.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -33,32 +34,26 @@ __all__ = ["compiled_event_record", "compiled_event_writer", "compiled_s3_events
 _FLOOR_TWO_ZERO: Final = "2.0"
 
 
-_READERS: dict[str, Callable[[bytes, str], ParseResult | None]] = {}
-
-
-def _reader(schema_floor: str) -> Callable[[bytes, str], ParseResult | None]:
-    """The core's reader for one schema floor, made once."""
-    reader = _READERS.get(schema_floor)
-    if reader is None:
-        reader = (
-            load_core()
-            .S3Reader(
-                names=[(n.name, n.kind, n.versioned_kind) for n in S3_EVENT_NAMES.values()],
-                schema_floor_two_zero=schema_floor == _FLOOR_TWO_ZERO,
-                text_limits=list(TEXT_LIMITS.values()),
-                event_type=ObjectEvent,
-                result_type=ParseResult,
-            )
-            .events
-        )
-        _READERS[schema_floor] = reader
-    return reader
+@functools.cache
+def _reader(schema_floor: str) -> Callable[[bytes, str], tuple[ObjectEvent, ...] | None]:
+    core = load_core()
+    reader = core.S3Reader(
+        names=[(n.name, n.kind, n.versioned_kind) for n in S3_EVENT_NAMES.values()],
+        schema_floor_two_zero=schema_floor == _FLOOR_TWO_ZERO,
+        text_limits=list(TEXT_LIMITS.values()),
+        event_type=ObjectEvent,
+    )
+    events: Callable[[bytes, str], tuple[ObjectEvent, ...] | None] = reader.events
+    return events
 
 
 def compiled_s3_events(raw: bytes, origin: str, schema_floor: str) -> ParseResult | None:
     """What the Python parsers make of ``raw`` when it is a clean native S3 document (one
     event per record), else None: those parsers must read it."""
-    return _reader(schema_floor)(raw, origin)
+    if type(raw) is not bytes or type(origin) is not str:
+        return None
+    events = _reader(schema_floor)(raw, origin)
+    return None if events is None else ParseResult(events)
 
 
 def _writer(framing: Framing, topic: str) -> Any:

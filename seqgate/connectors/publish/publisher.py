@@ -73,7 +73,7 @@ class LocalFailure(Exception):
     """A message's records could not be queued (nothing more of it is)."""
 
 
-@dataclass(eq=False, slots=True)
+@dataclass(eq=False)
 class Delivery:
     """The delivery reports of the records of one submitted message, and only those.
 
@@ -188,11 +188,8 @@ class EventPublisher:
             return delivery
         counts = self.counters.counts
         counts["published"] += published
-        ignored = len(written.items) - published - rejected
-        if rejected:
-            counts["rejected"] += rejected
-        if ignored:
-            counts["ignored"] += ignored
+        counts["rejected"] += rejected
+        counts["ignored"] += len(written.items) - published - rejected
         return delivery
 
     def _watch(self, delivery: Delivery) -> None:
@@ -211,35 +208,30 @@ class EventPublisher:
     ) -> tuple[ParseResult, list[tuple[str, bytes, bytes]], int, int]:
         """Encode every record before any is queued: (the result as written, the records,
         how many events and dead letters they are)."""
-        # The items as written: None while they are result's own (a copy is made only
-        # when an event that cannot be encoded turns into its dead letter).
-        items: list[ParsedItem] | None = None
+        items: list[ParsedItem] = []
         records: list[tuple[str, bytes, bytes]] = []
+        changed = False
         published = rejected = 0
         events_topic = self.topics.events
         for index, item in enumerate(result.items):
             if isinstance(item, ObjectEvent):
                 try:
                     key, value = self._event_record(item)
+                    records.append((events_topic, key, value))
+                    published += 1
+                    items.append(item)
+                    continue
                 except CodecError as error:
-                    if items is None:
-                        items = list(result.items[:index])
+                    changed = True
                     item = Rejection(
                         RejectReason.INVALID_FIELD,
                         f"the event cannot be written to Kafka: {error}",
                         index,
                     )
-                else:
-                    records.append((events_topic, key, value))
-                    published += 1
-                    if items is not None:
-                        items.append(item)
-                    continue
             if isinstance(item, Rejection):
                 records.append(self._dead_letter(item, raw, origin))
                 rejected += 1
-            if items is not None:
-                items.append(item)
+            items.append(item)
         limit = self._max_message_bytes
         for topic, key, value in records:
             if len(key) + len(value) > limit:
@@ -247,8 +239,7 @@ class EventPublisher:
                     f"a record for {topic} is {len(key) + len(value)} bytes, above the"
                     f" producer's message.max.bytes ({limit})"
                 )
-        written = result if items is None else ParseResult(tuple(items))
-        return written, records, published, rejected
+        return (ParseResult(tuple(items)) if changed else result), records, published, rejected
 
     def _python_event_record(self, event: ObjectEvent) -> tuple[bytes, bytes]:
         value = self._encode_event(event)  # first: it refuses what UTF-8 cannot hold
