@@ -68,6 +68,7 @@ class S3Reader:
         names: list[tuple[str, str, str | None]],
         schema_floor_two_zero: bool,
         text_limits: list[int],
+        max_depth: int,
         event_type: type,
     ) -> None: ...
     def events(self, raw: bytes, origin: str) -> tuple[Any, ...] | None:

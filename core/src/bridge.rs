@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyInt, PyString, PyTuple, PyType};
 
 use crate::avro::{write_long, write_optional_string, write_string};
-use crate::event::valid_scheme;
+use crate::event::{self, valid_scheme};
 use crate::json;
 use crate::s3::{sns_message, Name, Rules, S3Event, SOURCE};
 
@@ -38,15 +38,11 @@ fn interned(py: Python<'_>) -> Vec<Py<PyString>> {
         .collect()
 }
 
-fn text_limits(limits: Vec<usize>) -> PyResult<[usize; 11]> {
-    limits
-        .try_into()
-        .map_err(|_| PyValueError::new_err("text_limits: expected the 11 text fields' limits"))
-}
-
 #[pyclass(frozen)]
 pub struct S3Reader {
     rules: Rules,
+    /// `json_fields.MAX_JSON_DEPTH`.
+    max_depth: usize,
     event_type: Py<PyType>,
     fields: Vec<Py<PyString>>,
     source: Py<PyString>,
@@ -55,14 +51,16 @@ pub struct S3Reader {
 #[pymethods]
 impl S3Reader {
     /// `names`: (name, kind, versioned kind or None) of every Amazon S3 event name;
-    /// `event_type`: `ObjectEvent`, a frozen dataclass with slots and no `__post_init__`.
+    /// `max_depth`: `json_fields.MAX_JSON_DEPTH`; `event_type`: `ObjectEvent`, a frozen
+    /// dataclass with slots and no `__post_init__`.
     #[new]
-    #[pyo3(signature = (*, names, schema_floor_two_zero, text_limits, event_type))]
+    #[pyo3(signature = (*, names, schema_floor_two_zero, text_limits, max_depth, event_type))]
     fn new(
         py: Python<'_>,
         names: Vec<(String, String, Option<String>)>,
         schema_floor_two_zero: bool,
         text_limits: Vec<usize>,
+        max_depth: usize,
         event_type: Bound<'_, PyType>,
     ) -> PyResult<Self> {
         let names = names
@@ -77,8 +75,9 @@ impl S3Reader {
             rules: Rules {
                 names,
                 floor_two_zero: schema_floor_two_zero,
-                text_limits: self::text_limits(text_limits)?,
+                text_limits: event::text_limits(text_limits).map_err(PyValueError::new_err)?,
             },
+            max_depth,
             event_type: event_type.unbind(),
             fields: interned(py),
             source: PyString::intern(py, SOURCE).unbind(),
@@ -101,7 +100,7 @@ impl S3Reader {
         let Ok(text) = std::str::from_utf8(body) else {
             return Ok(None);
         };
-        let Ok(document) = json::parse(text) else {
+        let Ok(document) = json::parse(text, self.max_depth) else {
             return Ok(None);
         };
         // An SNS notification (HTTP form, or an SQS body without raw delivery) carries
@@ -110,7 +109,7 @@ impl S3Reader {
         let notification = match sns_message(&document) {
             Some(message) => {
                 let message = message.strip_prefix('\u{feff}').unwrap_or(message);
-                let Ok(parsed) = json::parse(message) else {
+                let Ok(parsed) = json::parse(message, self.max_depth) else {
                     return Ok(None);
                 };
                 inner = parsed;

@@ -75,12 +75,7 @@ impl Contract {
     /// Every field within its limit: strings read from UTF-8 are text already, so only
     /// their lengths are left to check; a size must not be negative.
     pub fn within_limits(&self, event: &Event<'_>) -> bool {
-        let texts_fit = event
-            .texts()
-            .iter()
-            .zip(self.text_limits.iter())
-            .all(|(text, limit)| text.is_none_or(|value| value.len() <= *limit));
-        texts_fit && event.size.is_none_or(|size| size >= 0)
+        texts_fit(&event.texts(), &self.text_limits) && event.size.is_none_or(|size| size >= 0)
     }
 
     fn scheme_of<'s>(&'s self, source: &'s str) -> &'s str {
@@ -115,6 +110,22 @@ impl Contract {
         identity.push_str(event.key);
         Ok(identity)
     }
+}
+
+/// Whether each text field (in `limits.TEXT_LIMITS`'s order, None when unset) is at most
+/// its limit in UTF-8 bytes (`limits.check_event`'s lengths).
+pub fn texts_fit(texts: &[Option<&str>], limits: &[usize]) -> bool {
+    texts
+        .iter()
+        .zip(limits)
+        .all(|(text, limit)| text.is_none_or(|value| value.len() <= *limit))
+}
+
+/// `limits.TEXT_LIMITS`'s values as Python gives them, checked to be the 11 text fields'.
+pub fn text_limits(limits: Vec<usize>) -> Result<[usize; 11], &'static str> {
+    limits
+        .try_into()
+        .map_err(|_| "text_limits: expected the 11 text fields' limits")
 }
 
 /// `[a-z][a-z0-9+.-]*` (`identity._SCHEME`).

@@ -6,14 +6,12 @@
 //! number literal longer than [`MAX_NUMBER_LEN`], a lone surrogate escape), never less,
 //! and every value it accepts is the one Python's `json.loads` would give:
 //! RFC 8259's grammar, no NaN or Infinity, no control character in a string, no member
-//! name twice in one object, at most [`MAX_DEPTH`] levels of arrays and objects.
+//! name twice in one object, at most `max_depth` levels of arrays and objects (Python's
+//! `json_fields.MAX_JSON_DEPTH`, given by the caller: the top-level value is level 1).
 
 use std::borrow::Cow;
 
 use crate::avro::{Read, Refused};
-
-/// `json_fields.MAX_JSON_DEPTH`: the top-level value is level 1.
-pub const MAX_DEPTH: usize = 64;
 
 /// Longer number literals go back to Python, which refuses integers of more than 4,300
 /// digits and whose float conversion this reader does not need to follow.
@@ -51,12 +49,14 @@ impl<'a> Value<'a> {
     }
 }
 
-/// The document of `body`, a whole JSON text (UTF-8 already checked).
-pub fn parse(body: &str) -> Read<Value<'_>> {
+/// The document of `body`, a whole JSON text (UTF-8 already checked), nesting arrays and
+/// objects at most `max_depth` levels deep.
+pub fn parse(body: &str, max_depth: usize) -> Read<Value<'_>> {
     let mut parser = Parser {
         text: body,
         bytes: body.as_bytes(),
         pos: 0,
+        max_depth,
     };
     parser.whitespace();
     let value = parser.value(1)?;
@@ -71,6 +71,7 @@ struct Parser<'a> {
     text: &'a str,
     bytes: &'a [u8],
     pos: usize,
+    max_depth: usize,
 }
 
 impl<'a> Parser<'a> {
@@ -116,7 +117,7 @@ impl<'a> Parser<'a> {
     }
 
     fn object(&mut self, depth: usize) -> Read<Value<'a>> {
-        if depth > MAX_DEPTH {
+        if depth > self.max_depth {
             return Err(Refused);
         }
         self.pos += 1;
@@ -153,7 +154,7 @@ impl<'a> Parser<'a> {
     }
 
     fn array(&mut self, depth: usize) -> Read<Value<'a>> {
-        if depth > MAX_DEPTH {
+        if depth > self.max_depth {
             return Err(Refused);
         }
         self.pos += 1;
@@ -321,6 +322,13 @@ impl<'a> Parser<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `json_fields.MAX_JSON_DEPTH`.
+    const MAX_DEPTH: usize = 64;
+
+    fn parse(text: &str) -> Read<Value<'_>> {
+        super::parse(text, MAX_DEPTH)
+    }
 
     fn ok(text: &str) -> Value<'_> {
         parse(text).expect(text)

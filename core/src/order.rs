@@ -24,7 +24,7 @@ impl Order {
     }
 
     /// The canonical form's bytes, lowercased; Refused unless non-empty ASCII hex.
-    fn canonical(self, position: &str) -> Read<Vec<u8>> {
+    pub fn canonical(self, position: &str) -> Read<Vec<u8>> {
         let bytes = position.as_bytes();
         if bytes.is_empty() || !bytes.iter().all(u8::is_ascii_hexdigit) {
             return Err(Refused);

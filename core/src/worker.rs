@@ -18,7 +18,7 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
 use crate::avro::{write_long, write_optional_string, write_string};
 use crate::decide::{At, Outcome, Rules, Step, Verdict};
-use crate::event::{Contract, Event};
+use crate::event::{self, Contract, Event};
 use crate::order::Order;
 use crate::py_objects::{view_of, Names, Record, View};
 
@@ -91,9 +91,7 @@ impl WorkerCore {
         outbox_header: Vec<u8>,
         decision_header: Option<Vec<u8>>,
     ) -> PyResult<Self> {
-        let text_limits: [usize; 11] = text_limits.try_into().map_err(|_| {
-            PyValueError::new_err("text_limits: expected the 11 text fields' limits")
-        })?;
+        let text_limits = event::text_limits(text_limits).map_err(PyValueError::new_err)?;
         let source_orders = source_orders
             .into_iter()
             .map(|(source, name)| Ok((source, order_named(&name)?)))

@@ -20,6 +20,7 @@ import functools
 from collections.abc import Callable
 from typing import Any, Final
 
+from seqgate.connectors.parsers.json_fields import MAX_JSON_DEPTH
 from seqgate.connectors.parsers.results import ParseResult
 from seqgate.connectors.parsers.s3.event_names import S3_EVENT_NAMES
 from seqgate.schemas.codec import OBJECT_EVENT
@@ -41,6 +42,7 @@ def _reader(schema_floor: str) -> Callable[[bytes, str], tuple[ObjectEvent, ...]
         names=[(n.name, n.kind, n.versioned_kind) for n in S3_EVENT_NAMES.values()],
         schema_floor_two_zero=schema_floor == _FLOOR_TWO_ZERO,
         text_limits=list(TEXT_LIMITS.values()),
+        max_depth=MAX_JSON_DEPTH,
         event_type=ObjectEvent,
     )
     events: Callable[[bytes, str], tuple[ObjectEvent, ...] | None] = reader.events
