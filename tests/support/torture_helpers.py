@@ -482,6 +482,11 @@ def _retriable(error: KafkaException) -> bool:
             KafkaError._TIMED_OUT,
             KafkaError._TRANSPORT,
             KafkaError._ALL_BROKERS_DOWN,
+            # The probe's client has no metadata for the partition yet: right after a
+            # broker restart (clean-clone run 12: `get_watermark_offsets` in the
+            # 35-second bounce). The loops that ask are bounded, so a partition that
+            # never appears still fails them.
+            KafkaError._UNKNOWN_PARTITION,
             *LEADERLESS,
         )
     )
