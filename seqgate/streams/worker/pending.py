@@ -31,7 +31,6 @@ class PendingState:
     tally: Tally = field(default_factory=dict)
     records: int = 0
     compiled_records: int = 0  # of `records`, those the compiled core decided
-    started: float = 0.0
 
 
 class OpenTransaction:

@@ -42,6 +42,7 @@ from seqgate.streams.state.store import StateDamaged, StateUnavailable
 from seqgate.streams.worker.audit import (
     Decision as Decision,  # re-exported: on_commit receives them
 )
+from seqgate.streams.worker.cadence import CommitCadence
 from seqgate.streams.worker.checkpoint import Checkpoint, CommitListener
 from seqgate.streams.worker.compiled_step import CompiledStep
 from seqgate.streams.worker.config import WorkerConfig as WorkerConfig  # re-exported
@@ -85,6 +86,7 @@ class Worker:
         self.config = config
         faults = faults or FaultInjector()
         self._transaction = OpenTransaction()
+        self._cadence = CommitCadence(config.commit_interval_ms / 1000, config.commit_every)
         # Before the clients: a port that cannot be bound leaves nothing to close.
         self.metrics = WorkerMetrics(
             config.instance_id, alive_timeout_s=config.stall_timeout_ms / 1000
@@ -232,9 +234,9 @@ class Worker:
 
     def _begin(self) -> None:
         self._session.begin()
-        self._transaction.pending.started = time.monotonic()
 
     def _commit(self) -> None:
+        self._cadence.committing(time.monotonic())
         self._checkpoint.commit()
 
     def _commit_or_recover(self) -> bool:
@@ -242,18 +244,10 @@ class Worker:
         return self._recovering(self._commit)
 
     def _poll_timeout(self) -> float:
-        interval = self.config.commit_interval_ms / 1000
-        if not self._in_transaction:
-            return min(interval, 0.5)
-        remaining = interval - (time.monotonic() - self._transaction.pending.started)
-        return max(0.0, min(remaining, interval))
+        return self._cadence.wait_s(time.monotonic(), in_transaction=self._in_transaction)
 
     def _commit_due(self) -> bool:
-        pending = self._transaction.pending
-        return (
-            pending.records >= self.config.commit_every
-            or (time.monotonic() - pending.started) * 1000 >= self.config.commit_interval_ms
-        )
+        return self._cadence.due(self._transaction.pending.records, time.monotonic())
 
     def _diagnose_replicas(self) -> str:
         """Which partitions the worker writes cannot take writes now (runtime/replication.py),
