@@ -56,6 +56,9 @@ def test_quick_bench_end_to_end(kafka_bootstrap: str, tmp_path: Path) -> None:
     assert document["processor_peak_rss_bytes"] > 0
     assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "ratio processor/limit" in result.output
+    # The measuring process does not collect while it stamps (its own pauses moved stamps).
+    assert document["latency_gc_ms"] == {}
+    assert "collector off while the bench stamps" in result.output
 
 
 @pytest.mark.kafka

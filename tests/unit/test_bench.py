@@ -227,6 +227,13 @@ def test_table_shows_every_figure_ratio_and_target() -> None:
         assert needle in text
 
 
+def test_the_bench_gc_row_says_when_the_collector_was_off() -> None:
+    assert "collector off while the bench stamps" in table(_figures())
+    paused = table(_figures(latency_gc_ms={"count": 3.0, "p50": 0.5, "p99": 2.0, "max": 2.0}))
+    assert "3 collections in the measuring process" in paused
+    assert "collector off" not in paused
+
+
 # ---- peak RSS ------------------------------------------------------------------------------------
 
 

@@ -296,11 +296,14 @@ def table(figures: BenchFigures) -> str:
             ("p50", "p99", "max"),
             "commits of the latency stage's worker",
         ),
-        *_duration_rows(
-            "  bench's own GC pauses",
-            figures.latency_gc_ms,
-            ("p50", "max"),
-            "collections in the measuring process",
+        *(
+            _duration_rows(
+                "  bench's own GC pauses",
+                figures.latency_gc_ms,
+                ("p50", "max"),
+                "collections in the measuring process",
+            )
+            or [("  bench's own GC pauses", "none", "collector off while the bench stamps")]
         ),
         (
             "worker peak RSS",
