@@ -19,16 +19,19 @@ TP = TopicPartition("app-watermarks-changelog", 0)
 
 
 class _Consumer:
-    def __init__(self, *failures: int) -> None:
+    def __init__(self, *failures: int, cache: tuple[int, int] = (-1001, -1001)) -> None:
         self.failures = list(failures)
+        self.cache = cache
         self.asked = 0
+        self.waits: list[float] = []
 
     def get_watermark_offsets(
         self, tp: TopicPartition, timeout: float, cached: bool = False
     ) -> tuple[int, int]:
+        if cached:  # librdkafka's cache: what this consumer's last fetch of it said
+            return self.cache
         self.asked += 1
-        if cached:  # librdkafka's cache of a consumer that has fetched nothing yet
-            return -1001, -1001
+        self.waits.append(timeout)
         if self.failures:
             raise KafkaException(KafkaError(self.failures.pop(0)))
         return 3, 42
@@ -100,3 +103,37 @@ def test_a_fresh_restore_asks_the_broker_at_once() -> None:
     assert span == (3, 42)
     assert consumer.asked == 1
     assert time.monotonic() - started < restore._END_RECHECK_S
+
+
+class _Store:
+    path = "unused"
+
+    def __init__(self, next_offset: int | None) -> None:
+        self.next_offset = next_offset
+
+    def changelog_next_offset(self) -> int | None:
+        return self.next_offset
+
+
+def test_a_partition_back_from_another_worker_restores_what_that_worker_wrote() -> None:
+    """This consumer restored the partition up to 3 once; another worker has since written
+    the changelog up to 42. The cache still says 3 (nothing fetched it since): trusting it
+    would leave the store 39 records behind."""
+    consumer = _Consumer(cache=(0, 3))
+    span = restore._changelog_span(
+        consumer,  # type: ignore[arg-type]
+        TP.topic,
+        0,
+        _Store(3),  # type: ignore[arg-type]
+        at_least=None,
+        timeout=10.0,
+        settle_s=10.0,
+    )
+    assert span == (3, 42)
+
+
+def test_a_question_left_unanswered_is_asked_again_within_the_timeout() -> None:
+    consumer = _Consumer(KafkaError._TIMED_OUT)
+    assert restore._bounds(consumer, TP, timeout=30.0) == (3, 42)  # type: ignore[arg-type]
+    assert consumer.asked == 2
+    assert max(consumer.waits) <= restore._ATTEMPT_S

@@ -43,6 +43,7 @@ _MOVING = frozenset(
     }
 )
 _MOVING_PAUSE_S = 0.5
+_ATTEMPT_S = 5.0
 
 
 class ChangelogBehind(RuntimeError):
@@ -168,10 +169,15 @@ def _changelog_span(
 
 
 def _bounds(consumer: Consumer, tp: TopicPartition, timeout: float) -> tuple[int, int]:
-    """The partition's (low, high) offsets, asked again while the cluster is moving."""
+    """The partition's (low, high) offsets, asked again while the cluster is moving.
+
+    Each question waits at most `_ATTEMPT_S`: one question given the whole timeout spent it
+    all on a request to a node that had just come back (clean-clone CI, two of three nodes
+    down then one returning), where a second question, with fresh metadata, is answered.
+    """
     deadline = time.monotonic() + timeout
     while True:
-        remaining = max(0.1, deadline - time.monotonic())
+        remaining = max(0.1, min(_ATTEMPT_S, deadline - time.monotonic()))
         try:
             low, high = consumer.get_watermark_offsets(tp, timeout=remaining, cached=False)
             return int(low), int(high)
