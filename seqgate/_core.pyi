@@ -73,6 +73,10 @@ class S3Reader:
     ) -> None: ...
     def events(self, raw: bytes, origin: str) -> tuple[Any, ...] | None:
         """The ObjectEvents of `raw`, or None: the Python parsers must read it."""
+    def records(
+        self, raw: bytes, origin: str, writer: EventWriter
+    ) -> list[tuple[bytes, bytes]] | None:
+        """The Kafka records of those events as `writer.record` makes them, or None."""
 
 class EventWriter:
     """An ObjectEvent's bytes for one framing, and its Kafka record."""

@@ -6,7 +6,7 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyInt, PyString, PyTuple, PyType};
+use pyo3::types::{PyBytes, PyInt, PyList, PyString, PyTuple, PyType};
 
 use crate::avro::{write_long, write_optional_string, write_string};
 use crate::event::{self, valid_scheme};
@@ -95,40 +95,73 @@ impl S3Reader {
         let Ok(origin_text) = origin.to_str() else {
             return Ok(None); // a lone surrogate: the field limits word it
         };
-        let bytes = raw.as_bytes();
+        self.with_events(raw.as_bytes(), origin_text, |events| {
+            let objects = events
+                .iter()
+                .map(|event| self.object_event(py, event, origin))
+                .collect::<PyResult<Vec<_>>>()?;
+            PyTuple::new(py, objects)
+        })
+        .transpose()
+    }
+
+    /// The Kafka records of `raw`'s events, `(identity, value)` as `writer.record` makes
+    /// them from the `ObjectEvent`s `events` reads, written straight from what was read
+    /// (no `ObjectEvent` in between); None when `events` would say None or `writer.record`
+    /// would hand any of them back.
+    fn records<'py>(
+        &self,
+        py: Python<'py>,
+        raw: &Bound<'py, PyBytes>,
+        origin: &Bound<'py, PyString>,
+        writer: &EventWriter,
+    ) -> PyResult<Option<Bound<'py, PyList>>> {
+        let Ok(origin_text) = origin.to_str() else {
+            return Ok(None);
+        };
+        let written = self.with_events(raw.as_bytes(), origin_text, |events| {
+            let mut records = Vec::with_capacity(events.len());
+            for event in events {
+                let mut value = Vec::with_capacity(writer.header.len() + 256);
+                let key = writer.write_read(event, origin_text, &mut value)?;
+                records.push((PyBytes::new(py, key.as_bytes()), PyBytes::new(py, &value)));
+            }
+            Some(records)
+        });
+        match written.flatten() {
+            Some(records) => Ok(Some(PyList::new(py, records)?)),
+            None => Ok(None),
+        }
+    }
+}
+
+impl S3Reader {
+    /// `then(events)` when every record of `bytes` (a received body) is one the core reads
+    /// (plain, or as an SNS notification's `Message`); None when the Python parsers must.
+    fn with_events<R>(
+        &self,
+        bytes: &[u8],
+        origin: &str,
+        then: impl FnOnce(&[S3Event<'_>]) -> R,
+    ) -> Option<R> {
         let body = bytes.strip_prefix(UTF8_BOM).unwrap_or(bytes);
-        let Ok(text) = std::str::from_utf8(body) else {
-            return Ok(None);
-        };
-        let Ok(document) = json::parse(text, self.max_depth) else {
-            return Ok(None);
-        };
+        let text = std::str::from_utf8(body).ok()?;
+        let document = json::parse(text, self.max_depth).ok()?;
         // An SNS notification (HTTP form, or an SQS body without raw delivery) carries
         // the S3 document as its `Message`, a JSON text of its own.
         let inner;
         let notification = match sns_message(&document) {
             Some(message) => {
                 let message = message.strip_prefix('\u{feff}').unwrap_or(message);
-                let Ok(parsed) = json::parse(message, self.max_depth) else {
-                    return Ok(None);
-                };
-                inner = parsed;
+                inner = json::parse(message, self.max_depth).ok()?;
                 &inner
             }
             None => &document,
         };
-        let Ok(events) = self.rules.events(notification, origin_text) else {
-            return Ok(None);
-        };
-        let objects = events
-            .iter()
-            .map(|event| self.object_event(py, event, origin))
-            .collect::<PyResult<Vec<_>>>()?;
-        Ok(Some(PyTuple::new(py, objects)?))
+        let events = self.rules.events(notification, origin).ok()?;
+        Some(then(&events))
     }
-}
 
-impl S3Reader {
     /// An `ObjectEvent` made as `avro_codec._constructor` makes one: `object.__new__`,
     /// then each slot set through the generic `__setattr__` (the frozen dataclass's own
     /// refuses; `object.__setattr__` is what its `__init__` calls).
@@ -265,6 +298,12 @@ impl EventWriter {
 }
 
 impl EventWriter {
+    /// `header` + the Avro body of the `ObjectEvent` that `S3Reader.events` makes of
+    /// `event` into `out`, and its identity; see `write_read_event`.
+    fn write_read(&self, event: &S3Event<'_>, origin: &str, out: &mut Vec<u8>) -> Option<String> {
+        write_read_event(&self.header, &self.schemes, event, origin, out)
+    }
+
     /// `header` + the Avro body of `event` into `out`; its source, bucket and key objects,
     /// or None (nothing to rely on in `out`) for what the Python codec must decide.
     fn write<'py>(
@@ -294,6 +333,47 @@ impl EventWriter {
         }
         Ok(identity_fields.try_into().ok())
     }
+}
+
+/// `header` + the Avro body of the `ObjectEvent` that `S3Reader.events` makes of `event`
+/// (source `s3`, `origin`) into `out`, field by field as `EventWriter.write` writes that
+/// object; its identity as `EventWriter.record` makes it (`schemes`: source -> scheme where
+/// they differ), or None (nothing to rely on in `out`) where `record` says None.
+fn write_read_event(
+    header: &[u8],
+    schemes: &[(String, String)],
+    event: &S3Event<'_>,
+    origin: &str,
+    out: &mut Vec<u8>,
+) -> Option<String> {
+    let scheme = schemes
+        .iter()
+        .find(|(from, _)| from == SOURCE)
+        .map_or(SOURCE, |(_, scheme)| scheme.as_str());
+    let (bucket, key) = (event.bucket, event.key.as_ref());
+    if !valid_scheme(scheme) || bucket.is_empty() || bucket.contains('/') || key.is_empty() {
+        return None;
+    }
+    out.extend_from_slice(header);
+    write_string(out, &event.id);
+    write_string(out, SOURCE);
+    write_string(out, bucket);
+    write_string(out, key);
+    write_string(out, event.kind);
+    write_string(out, event.event_name);
+    write_optional_string(out, Some(&event.position));
+    write_optional_string(out, event.version_id);
+    match event.size {
+        Some(size) => {
+            out.push(2);
+            write_long(out, size);
+        }
+        None => out.push(0),
+    }
+    write_optional_string(out, event.etag);
+    write_optional_string(out, event.event_time);
+    write_string(out, origin);
+    Some([scheme, "://", bucket, "/", key].concat())
 }
 
 fn exact_text<'a>(value: &'a Bound<'_, PyAny>) -> Option<std::borrow::Cow<'a, str>> {
@@ -342,5 +422,68 @@ fn write_optional_long(out: &mut Vec<u8>, value: &Bound<'_, PyAny>) -> bool {
             true
         }
         Err(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::borrow::Cow;
+
+    fn event<'a>(bucket: &'a str, key: &'a str, size: Option<i64>) -> S3Event<'a> {
+        S3Event {
+            id: "s3-1".into(),
+            bucket,
+            key: Cow::Borrowed(key),
+            kind: "created",
+            event_name: "ObjectCreated:Put",
+            position: Cow::Borrowed("0A"),
+            version_id: None,
+            size,
+            etag: Some("e"),
+            event_time: None,
+        }
+    }
+
+    #[test]
+    fn an_event_is_its_identity_and_header_then_fields_in_the_schema_order() {
+        let mut out = Vec::new();
+        let key = write_read_event(b"H", &[], &event("b", "k", Some(1)), "o", &mut out);
+        assert_eq!(key.as_deref(), Some("s3://b/k"));
+        let mut expected = b"H".to_vec();
+        for text in ["s3-1", "s3", "b", "k", "created", "ObjectCreated:Put"] {
+            write_string(&mut expected, text);
+        }
+        write_optional_string(&mut expected, Some("0A"));
+        expected.extend_from_slice(&[0, 2, 2]); // no version id; size 1 (zigzag 2)
+        write_optional_string(&mut expected, Some("e"));
+        expected.push(0); // no event time
+        write_string(&mut expected, "o");
+        assert_eq!(out, expected);
+    }
+
+    #[test]
+    fn a_scheme_of_its_own_names_the_identity() {
+        let schemes = [("s3".to_string(), "s3x".to_string())];
+        let mut out = Vec::new();
+        let key = write_read_event(b"", &schemes, &event("b", "k", None), "o", &mut out);
+        assert_eq!(key.as_deref(), Some("s3x://b/k"));
+    }
+
+    #[test]
+    fn what_record_refuses_is_handed_back() {
+        for (bucket, key) in [("", "k"), ("a/b", "k"), ("b", "")] {
+            let mut out = Vec::new();
+            assert_eq!(
+                write_read_event(b"H", &[], &event(bucket, key, None), "o", &mut out),
+                None
+            );
+        }
+        let bad = [("s3".to_string(), "Bad Scheme".to_string())];
+        let mut out = Vec::new();
+        assert_eq!(
+            write_read_event(b"H", &bad, &event("b", "k", None), "o", &mut out),
+            None
+        );
     }
 }

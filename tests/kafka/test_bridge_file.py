@@ -485,3 +485,35 @@ def test_an_event_that_cannot_be_written_becomes_its_dead_letter(
     assert sorted(p.event.key for p in published_events(pipeline)) == ["a.txt", "c.txt"]
     (dead,) = dead_letters(pipeline).values()
     assert dead.raw == raw and dead.record_index == 1 and dead.reason == "invalid_field"
+
+
+def test_clean_documents_are_published_whole_and_the_rest_is_submitted(
+    pipeline: Pipeline,
+) -> None:
+    """`publish_clean` (what `bridge file` does first with the compiled engine and no
+    filter) queues a clean document's records itself, the same events as `submit` of its
+    normalized result, and declines anything else, queuing nothing of it."""
+    clean = to_bytes(s3_notification(s3_record(key="a.txt", sequencer="1")))
+    test_event = to_bytes(s3_test_event())
+    python = EventPublisher(
+        KafkaSettings(pipeline.bootstrap), Topics(pipeline.events, pipeline.rejected)
+    )
+    compiled = EventPublisher(
+        KafkaSettings(pipeline.bootstrap),
+        Topics(pipeline.events, pipeline.rejected),
+        engine="compiled",
+    )
+    try:
+        assert not python.publish_clean(clean, "test:1", "2.1")  # the Python engine: never
+        assert not compiled.publish_clean(test_event, "test:2", "2.1")
+        assert compiled.publish_clean(clean, "test:3", "2.1")
+        python.submit(normalize(clean, "test:3"), clean, "test:3")
+        compiled.flush()
+        python.flush()
+    finally:
+        compiled.close()
+        python.close()
+    assert compiled.counters.as_dict() == {"published": 1, "ignored": 0, "rejected": 0}
+    events = published_events(pipeline)
+    assert len(events) == 2 and events[0].event == events[1].event
+    assert events[0].event.origin == "test:3"

@@ -13,6 +13,7 @@ documents (`test_a_million_documents_read_the_same`).
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 from collections.abc import Callable
@@ -27,6 +28,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from seqgate.connectors.parsers.compiled import (
+    CleanRecords,
+    compiled_clean_records,
     compiled_event_record,
     compiled_event_writer,
     compiled_s3_events,
@@ -50,11 +53,39 @@ FLOORS = ("2.1", "2.0")
 
 
 def _both(raw: bytes, origin: str = "test:0", **options: Any) -> ParseResult:
-    """normalize() with each engine; fails unless they agree. The Python result."""
+    """normalize() with each engine; fails unless they agree. The Python result. And the
+    records the core writes straight from its reading, when it does, are the Python
+    writer's records of that result's events, in both framings."""
     python = normalize(raw, origin, replace(PYTHON, **options))
     compiled = normalize(raw, origin, replace(COMPILED, **options))
     assert compiled == python, raw[:400]
+    floor = replace(PYTHON, **options).schema_floor
+    for name in ("single", "registry"):
+        records = _clean_records(name)(raw, origin, floor)
+        if records is not None:
+            assert compiled_s3_events(raw, origin, floor) is not None, raw[:400]
+            assert all(isinstance(item, ObjectEvent) for item in python.items)
+            write = _framing(name).writer(OBJECT_EVENT, "object-events")
+            expected = [_python_record(write, event) for event in python.events]
+            assert records == expected, raw[:400]
     return python
+
+
+@functools.cache
+def _framing(name: str) -> Framing:
+    return SINGLE_OBJECT if name == "single" else Framing(_Registry())
+
+
+@functools.cache
+def _clean_records(name: str) -> CleanRecords:
+    return compiled_clean_records(_framing(name), "object-events")
+
+
+def _python_record(
+    write: Callable[[ObjectEvent], bytes], event: ObjectEvent
+) -> tuple[bytes, bytes]:
+    value = write(event)
+    return event_identity(event.source, event.bucket, event.key).encode(), value
 
 
 # --------------------------------------------------------------------------- fixtures
@@ -267,12 +298,22 @@ def test_long_origins_and_numbers_read_the_same() -> None:
 
 def test_clean_documents_are_read_by_the_core() -> None:
     """The bench's notifications (and a clean record of every kind of name) are the core's
-    to read: were it to hand them all back, every test above would still pass."""
+    to read, and to write straight from its reading: were it to hand them all back, every
+    test above would still pass."""
     workload = build_workload(WorkloadSpec(events=500, identities=50))
     for index in range(500):
         raw = workload.notification(index)
         read = compiled_s3_events(raw, f"bench:{index}", "2.1")
         assert read is not None and read == normalize(raw, f"bench:{index}", PYTHON)
+        assert _clean_records("single")(raw, f"bench:{index}", "2.1") is not None
+        _both(raw, f"bench:{index}")
+
+
+def test_the_fixtures_hold_documents_the_core_writes_straight() -> None:
+    written = [
+        n for n, raw in FIXTURE_BODIES if _clean_records("single")(raw, "o", "2.1") is not None
+    ]
+    assert len(written) >= 16, written
 
 
 def _reading_commands() -> dict[str, click.Command]:

@@ -30,23 +30,27 @@ from seqgate.schemas.limits import TEXT_LIMITS
 from seqgate.schemas.records import ObjectEvent
 from seqgate.streams.runtime.engines import load_core
 
-__all__ = ["compiled_event_record", "compiled_event_writer", "compiled_s3_events"]
+__all__ = [
+    "CleanRecords",
+    "compiled_clean_records",
+    "compiled_event_record",
+    "compiled_event_writer",
+    "compiled_s3_events",
+]
 
 _FLOOR_TWO_ZERO: Final = "2.0"
 
 
 @functools.cache
-def _reader(schema_floor: str) -> Callable[[bytes, str], tuple[ObjectEvent, ...] | None]:
+def _reader(schema_floor: str) -> Any:
     core = load_core()
-    reader = core.S3Reader(
+    return core.S3Reader(
         names=[(n.name, n.kind, n.versioned_kind) for n in S3_EVENT_NAMES.values()],
         schema_floor_two_zero=schema_floor == _FLOOR_TWO_ZERO,
         text_limits=list(TEXT_LIMITS.values()),
         max_depth=MAX_JSON_DEPTH,
         event_type=ObjectEvent,
     )
-    events: Callable[[bytes, str], tuple[ObjectEvent, ...] | None] = reader.events
-    return events
 
 
 def compiled_s3_events(raw: bytes, origin: str, schema_floor: str) -> ParseResult | None:
@@ -54,8 +58,31 @@ def compiled_s3_events(raw: bytes, origin: str, schema_floor: str) -> ParseResul
     event per record), else None: those parsers must read it."""
     if type(raw) is not bytes or type(origin) is not str:
         return None
-    events = _reader(schema_floor)(raw, origin)
+    events: tuple[ObjectEvent, ...] | None = _reader(schema_floor).events(raw, origin)
     return None if events is None else ParseResult(events)
+
+
+CleanRecords = Callable[[bytes, str, str], "list[tuple[bytes, bytes]] | None"]
+
+
+def compiled_clean_records(framing: Framing, topic: str) -> CleanRecords:
+    """``records(raw, origin, schema_floor)``: the Kafka records (identity, ``framing``'s
+    encoding for ``topic``) of the events :func:`compiled_s3_events` reads from ``raw``,
+    written by the core straight from what it read, without making the ``ObjectEvent``s;
+    None unless the core reads ``raw`` and writes every one of its events (else the events
+    are made and written the usual way). The same bytes as :func:`compiled_event_record`
+    of each event, held to it by ``tests/unit/test_compiled_bridge.py``."""
+    writer = _writer(framing, topic)
+
+    def records(raw: bytes, origin: str, schema_floor: str) -> list[tuple[bytes, bytes]] | None:
+        if type(raw) is not bytes or type(origin) is not str:
+            return None
+        written: list[tuple[bytes, bytes]] | None = _reader(schema_floor).records(
+            raw, origin, writer
+        )
+        return written
+
+    return records
 
 
 def _writer(framing: Framing, topic: str) -> Any:

@@ -25,7 +25,11 @@ from dataclasses import dataclass, field
 
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
-from seqgate.connectors.parsers.compiled import compiled_event_record
+from seqgate.connectors.parsers.compiled import (
+    CleanRecords,
+    compiled_clean_records,
+    compiled_event_record,
+)
 from seqgate.connectors.parsers.results import ParsedItem, ParseResult
 from seqgate.connectors.publish.dead_letters import rejected_record
 from seqgate.schemas.codec import OBJECT_EVENT, REJECTED_RECORD
@@ -146,6 +150,11 @@ class EventPublisher:
             if engine == "compiled"
             else self._python_event_record
         )
+        self._clean_records: CleanRecords | None = (
+            compiled_clean_records(framing, topics.events) if engine == "compiled" else None
+        )
+        # The one Delivery of the messages published by `publish_clean` since the last flush.
+        self._shared: Delivery | None = None
         self._encode_rejected = framing.writer(REJECTED_RECORD, topics.rejected)
         self.counters = BridgeCounters()
         self.delivery_timeout_ms = delivery_timeout_ms
@@ -191,6 +200,39 @@ class EventPublisher:
         counts["rejected"] += rejected
         counts["ignored"] += len(written.items) - published - rejected
         return delivery
+
+    def publish_clean(self, raw: bytes, origin: str, schema_floor: str) -> bool:
+        """Queue the events of ``raw`` when the compiled core reads it as clean native S3
+        notifications and writes every one: the records `submit` would queue for
+        ``normalize``'s result (the same bytes: tests/unit/test_compiled_bridge.py), without
+        the Python objects in between. False, with nothing queued, for anything else: the
+        caller normalizes and submits it.
+
+        For sources that `flush` acknowledges as a whole (a file): these messages share one
+        Delivery until the next flush, which raises as for any other message when one of
+        their records is refused or cannot be queued.
+        """
+        if self._clean_records is None:
+            return False
+        records = self._clean_records(raw, origin, schema_floor)
+        if records is None:
+            return False
+        limit = self._max_message_bytes
+        for key, value in records:
+            if len(key) + len(value) > limit:
+                return False  # `submit` says which record, and fails the message
+        shared = self._shared
+        if shared is None:
+            shared = self._shared = Delivery(ParseResult(()))
+        topic = self.topics.events
+        try:
+            for key, value in records:
+                self._produce(topic, key, value, shared)
+        except LocalFailure as error:
+            shared.local_error = str(error)
+            return True
+        self.counters.counts["published"] += len(records)
+        return True
 
     def _watch(self, delivery: Delivery) -> None:
         """Keep ``delivery`` for flush(), dropping (amortised) those already complete:
@@ -298,6 +340,9 @@ class EventPublisher:
         if timeout is None:
             timeout = self.delivery_timeout_ms / 1000 + 5
         watched = self._watched
+        if self._shared is not None:
+            watched.append(self._shared)
+            self._shared = None
         remaining = self.settle(timeout)
         self._watched = []
         if remaining:

@@ -17,6 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from seqgate.connectors.parsers.json_fields import brackets_balanced, nesting_exceeds
+from seqgate.connectors.parsers.normalize import normalize
+from seqgate.connectors.parsers.s3.native import S3ParseOptions
+from seqgate.connectors.publish.filters import EventFilter
+from seqgate.connectors.publish.publisher import EventPublisher
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,3 +95,28 @@ def _is_object(line: bytes) -> bool:
         return isinstance(json.loads(line), dict)
     except ValueError:
         return False
+
+
+def publish_read(
+    publisher: EventPublisher,
+    raw: bytes,
+    origin: str,
+    s3_options: S3ParseOptions,
+    event_filter: EventFilter,
+) -> int:
+    """Publish one message read from a file; how many of its events the filter dropped.
+
+    For a source that `flush` acknowledges as a whole: without a filter, the compiled
+    core publishes a clean native S3 document's records directly
+    (`EventPublisher.publish_clean`, the same records); anything else is normalized,
+    filtered and submitted.
+    """
+    if (
+        s3_options.engine == "compiled"
+        and not event_filter.active
+        and publisher.publish_clean(raw, origin, s3_options.schema_floor)
+    ):
+        return 0
+    result, dropped = event_filter.apply(normalize(raw, origin, s3_options))
+    publisher.submit(result, raw, origin)
+    return dropped

@@ -13,10 +13,10 @@ from typing import Any
 
 import click
 
-from seqgate.connectors.parsers.normalize import normalize
 from seqgate.connectors.parsers.s3.native import S3ParseOptions
 from seqgate.connectors.publish.filters import EventFilter
 from seqgate.connectors.publish.publisher import EventPublisher, Topics
+from seqgate.connectors.sources.files import publish_read
 from seqgate.schemas.framing import SINGLE_OBJECT, Framing
 from seqgate.streams.cli.app import cli
 from seqgate.streams.cli.options import (
@@ -143,9 +143,9 @@ def bridge_file(
     filtered = 0
     for path in paths:
         for message in read_inputs(path, jsonl):
-            result, dropped = event_filter.apply(normalize(message.raw, message.origin, s3_options))
-            publisher.submit(result, message.raw, message.origin)
-            filtered += dropped
+            filtered += publish_read(
+                publisher, message.raw, message.origin, s3_options, event_filter
+            )
             messages += 1
     publisher.close()
     summary: dict[str, int] = {"messages": messages, **publisher.counters.as_dict()}

@@ -1,10 +1,11 @@
 """Bridge: parse + normalize + produce raw S3 notifications, against a raw produce.
 
-The bridge path is `seqgate.connectors.parsers.normalize.normalize` then
-`seqgate.connectors.publish.publisher.EventPublisher` (its idempotent producer, acks=all),
-both with the bench's engine (the compiled core reads the notifications and writes the
-events, as a bridge run with `--engine compiled` does),
-flushed until Kafka acknowledged everything. The raw path produces the same
+The bridge path is `bridge file`'s, message by message
+(`seqgate.connectors.sources.files.publish_read`, no filter): with the compiled engine
+(the default), the core reads each clean native S3 notification and writes its records,
+which `seqgate.connectors.publish.publisher.EventPublisher` (its idempotent producer,
+acks=all) queues; anything else is normalized and submitted. Flushed until Kafka
+acknowledged everything. The raw path produces the same
 notification bytes, keyed by the same identities, with a producer of the same
 configuration and the same produce loop, minus the parsing and encoding.
 """
@@ -14,9 +15,10 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from seqgate.connectors.parsers.normalize import normalize
 from seqgate.connectors.parsers.s3.native import S3ParseOptions
+from seqgate.connectors.publish.filters import EventFilter
 from seqgate.connectors.publish.publisher import EventPublisher, Topics
+from seqgate.connectors.sources.files import publish_read
 from seqgate.streams.devtools.bench.produce import (
     DeliveryErrors,
     bridge_like_producer,
@@ -31,11 +33,11 @@ def bridge_publish(
 ) -> Throughput:
     publisher = EventPublisher(kafka, topics, engine=engine)
     options = S3ParseOptions(engine=engine)
+    unfiltered = EventFilter()
     try:
         started = time.perf_counter()
         for index, raw in enumerate(notifications):
-            origin = f"bench:{index}"
-            publisher.submit(normalize(raw, origin, options), raw, origin)
+            publish_read(publisher, raw, f"bench:{index}", options, unfiltered)
         publisher.flush()
         seconds = time.perf_counter() - started
     finally:
