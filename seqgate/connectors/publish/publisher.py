@@ -229,7 +229,8 @@ class EventPublisher:
             for key, value in records:
                 self._produce(topic, key, value, shared)
         except LocalFailure as error:
-            shared.local_error = str(error)
+            # This message's failure, counted apart: flush() says how many failed, and why.
+            self._watched.append(Delivery(ParseResult(()), local_error=str(error)))
             return True
         self.counters.counts["published"] += len(records)
         return True
