@@ -24,10 +24,12 @@ class _Consumer:
         self.cache = cache
         self.asked = 0
         self.waits: list[float] = []
+        self.calls: list[str] = []
 
     def get_watermark_offsets(
-        self, tp: TopicPartition, timeout: float, cached: bool = False
+        self, tp: TopicPartition, timeout: float = -1, cached: bool = False
     ) -> tuple[int, int]:
+        self.calls.append("local" if cached else "broker")
         if cached:  # librdkafka's cache: what this consumer's last fetch of it said
             return self.cache
         self.asked += 1
@@ -91,18 +93,22 @@ def test_a_fresh_restore_asks_the_broker_at_once() -> None:
 
     consumer = _Consumer()
     started = time.monotonic()
-    span = restore._changelog_span(
+    span = _span(consumer, _FreshStore())
+    assert span == (3, 42)
+    assert consumer.asked == 1
+    assert time.monotonic() - started < restore._END_RECHECK_S
+
+
+def _span(consumer: _Consumer, store: object) -> tuple[int, int] | None:
+    return restore._changelog_span(
         consumer,  # type: ignore[arg-type]
         TP.topic,
         0,
-        _FreshStore(),  # type: ignore[arg-type]
+        store,  # type: ignore[arg-type]
         at_least=None,
         timeout=10.0,
         settle_s=10.0,
     )
-    assert span == (3, 42)
-    assert consumer.asked == 1
-    assert time.monotonic() - started < restore._END_RECHECK_S
 
 
 class _Store:
@@ -120,15 +126,7 @@ def test_a_partition_back_from_another_worker_restores_what_that_worker_wrote() 
     the changelog up to 42. The cache still says 3 (nothing fetched it since): trusting it
     would leave the store 39 records behind."""
     consumer = _Consumer(cache=(0, 3))
-    span = restore._changelog_span(
-        consumer,  # type: ignore[arg-type]
-        TP.topic,
-        0,
-        _Store(3),  # type: ignore[arg-type]
-        at_least=None,
-        timeout=10.0,
-        settle_s=10.0,
-    )
+    span = _span(consumer, _Store(3))
     assert span == (3, 42)
 
 
@@ -137,3 +135,14 @@ def test_a_question_left_unanswered_is_asked_again_within_the_timeout() -> None:
     assert restore._bounds(consumer, TP, timeout=30.0) == (3, 42)  # type: ignore[arg-type]
     assert consumer.asked == 2
     assert max(consumer.waits) <= restore._ATTEMPT_S
+
+
+def test_the_partition_is_looked_up_locally_before_the_broker_is_asked() -> None:
+    """The local look-up makes librdkafka follow the partition (and ask for its metadata):
+    without it, after two of three nodes were down and one returned, the broker question met
+    `_UNKNOWN_PARTITION` until the timeout (tests/torture/test_cluster_faults.py
+    `test_two_of_three_nodes_down`); its answer is not used."""
+    consumer = _Consumer(cache=(0, 99))
+    span = _span(consumer, _Store(3))
+    assert consumer.calls == ["local", "broker"]
+    assert span == (3, 42)
