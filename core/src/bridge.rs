@@ -123,7 +123,13 @@ impl S3Reader {
             let mut records = Vec::with_capacity(events.len());
             for event in events {
                 let mut value = Vec::with_capacity(writer.header.len() + 256);
-                let key = writer.write_read(event, origin_text, &mut value)?;
+                let key = write_read_event(
+                    &writer.header,
+                    &writer.schemes,
+                    event,
+                    origin_text,
+                    &mut value,
+                )?;
                 records.push((PyBytes::new(py, key.as_bytes()), PyBytes::new(py, &value)));
             }
             Some(records)
@@ -281,15 +287,9 @@ impl EventWriter {
         let (Some(source), Some(bucket), Some(key)) = texts else {
             return Ok(None);
         };
-        let scheme = self
-            .schemes
-            .iter()
-            .find(|(from, _)| *from == source)
-            .map_or(source.as_ref(), |(_, scheme)| scheme.as_str());
-        if !valid_scheme(scheme) || bucket.is_empty() || bucket.contains('/') || key.is_empty() {
+        let Some(identity) = identity(&self.schemes, &source, &bucket, &key) else {
             return Ok(None);
-        }
-        let identity = [scheme, "://", &bucket, "/", &key].concat();
+        };
         Ok(Some((
             PyBytes::new(py, identity.as_bytes()),
             PyBytes::new(py, &out),
@@ -298,12 +298,6 @@ impl EventWriter {
 }
 
 impl EventWriter {
-    /// `header` + the Avro body of the `ObjectEvent` that `S3Reader.events` makes of
-    /// `event` into `out`, and its identity; see `write_read_event`.
-    fn write_read(&self, event: &S3Event<'_>, origin: &str, out: &mut Vec<u8>) -> Option<String> {
-        write_read_event(&self.header, &self.schemes, event, origin, out)
-    }
-
     /// `header` + the Avro body of `event` into `out`; its source, bucket and key objects,
     /// or None (nothing to rely on in `out`) for what the Python codec must decide.
     fn write<'py>(
@@ -346,14 +340,8 @@ fn write_read_event(
     origin: &str,
     out: &mut Vec<u8>,
 ) -> Option<String> {
-    let scheme = schemes
-        .iter()
-        .find(|(from, _)| from == SOURCE)
-        .map_or(SOURCE, |(_, scheme)| scheme.as_str());
     let (bucket, key) = (event.bucket, event.key.as_ref());
-    if !valid_scheme(scheme) || bucket.is_empty() || bucket.contains('/') || key.is_empty() {
-        return None;
-    }
+    let identity = identity(schemes, SOURCE, bucket, key)?;
     out.extend_from_slice(header);
     write_string(out, &event.id);
     write_string(out, SOURCE);
@@ -373,6 +361,20 @@ fn write_read_event(
     write_optional_string(out, event.etag);
     write_optional_string(out, event.event_time);
     write_string(out, origin);
+    Some(identity)
+}
+
+/// `identity.event_identity`: `<scheme>://<bucket>/<key>`, the scheme the source's own or
+/// its entry in `schemes`; None where `object_identity` would refuse (an invalid scheme, an
+/// empty bucket or one with a `/`, an empty key).
+fn identity(schemes: &[(String, String)], source: &str, bucket: &str, key: &str) -> Option<String> {
+    let scheme = schemes
+        .iter()
+        .find(|(from, _)| from == source)
+        .map_or(source, |(_, scheme)| scheme.as_str());
+    if !valid_scheme(scheme) || bucket.is_empty() || bucket.contains('/') || key.is_empty() {
+        return None;
+    }
     Some([scheme, "://", bucket, "/", key].concat())
 }
 
