@@ -13,7 +13,10 @@ pub mod avro;
 pub mod bridge;
 pub mod changelog;
 pub mod decide;
+pub mod envelopes;
 pub mod event;
+pub mod event_writer;
+pub mod eventbridge;
 pub mod json;
 pub mod order;
 pub mod py_objects;
@@ -26,7 +29,7 @@ use pyo3::prelude::*;
 fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<worker::WorkerCore>()?;
     module.add_class::<bridge::S3Reader>()?;
-    module.add_class::<bridge::EventWriter>()?;
+    module.add_class::<event_writer::EventWriter>()?;
     module.add_function(wrap_pyfunction!(changelog::produce_changes, module)?)?;
     module.add("OUTCOMES", decide::Outcome::NAMES)?;
     Ok(())

@@ -1,13 +1,11 @@
 //! Native Amazon S3 notifications (a `Records` document of `aws:s3` records) read into
-//! events, the rules of `seqgate/connectors/parsers/normalize.py`,
-//! `records_document.py`, `s3/native.py`, `s3/object_keys.py`, `s3/event_ids.py` and the
-//! field limits, for the documents where every record becomes an event.
+//! events, the rules of `seqgate/connectors/parsers/records_document.py`, `s3/native.py`,
+//! `s3/object_keys.py`, `s3/event_ids.py` and the field limits, for the documents where
+//! every record becomes an event (their envelopes: `envelopes.rs`).
 //!
-//! An SNS `Notification` whose `Message` is such a document (`sns_message`) is read the
-//! same way. Anything else is handed back (`Refused`) to those Python parsers, which stay
-//! the specification and word every rejection: a record they would reject, an ignored test
-//! event or handshake, MinIO's records, the other envelopes (SQS `ReceiveMessage`,
-//! EventBridge, Lambda), a record without a sequencer (its fallback id hashes the whole
+//! Anything else is handed back (`Refused`) to those Python parsers, which stay the
+//! specification and word every rejection: a record they would reject, an ignored test
+//! event, MinIO's records, a record without a sequencer (its fallback id hashes the whole
 //! record), any field beyond its limit.
 
 use std::borrow::Cow;
@@ -16,6 +14,7 @@ use sha2::{Digest, Sha256};
 
 use crate::avro::{Read, Refused};
 use crate::event::texts_fit;
+use crate::eventbridge::Kinds;
 use crate::json::Value;
 use crate::order::Order;
 
@@ -45,13 +44,15 @@ pub struct Rules {
     pub floor_two_zero: bool,
     /// `limits.TEXT_LIMITS`, in its (the schema's) order.
     pub text_limits: [usize; 11],
+    /// The kinds of EventBridge's `detail-type`s (`eventbridge.rs`).
+    pub eventbridge: Kinds,
 }
 
 /// One event, its fields borrowed from the document and the rules where they can be;
 /// `source` is always `s3`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct S3Event<'a> {
-    pub id: String,
+    pub id: Cow<'a, str>,
     pub bucket: &'a str,
     pub key: Cow<'a, str>,
     pub kind: &'a str,
@@ -69,8 +70,8 @@ const ID_PREFIX: &str = "s3-";
 
 impl Rules {
     /// The events of a native S3 document, one per record, when Python makes an event of
-    /// every record; `origin` only counts against its limit here.
-    pub fn events<'a>(&'a self, document: &'a Value<'a>, origin: &str) -> Read<Vec<S3Event<'a>>> {
+    /// every record (the origin's limit is checked once per body, `envelopes.rs`).
+    pub fn events<'a>(&'a self, document: &'a Value<'a>) -> Read<Vec<S3Event<'a>>> {
         // normalize.py tries `Records`/`Event` first; `Event` (s3:TestEvent) goes back.
         if document.get("Event").is_some() {
             return Err(Refused);
@@ -78,7 +79,7 @@ impl Rules {
         let Some(Value::Array(records)) = document.get("Records") else {
             return Err(Refused);
         };
-        if records.is_empty() || origin.len() > self.text_limits[10] {
+        if records.is_empty() {
             return Err(Refused);
         }
         records.iter().map(|record| self.event(record)).collect()
@@ -124,14 +125,10 @@ impl Rules {
         let etag = optional_string(obj.get("eTag"))?;
         let event_time = optional_string(record.get("eventTime"))?;
         let kind = name.kind_for(version_id);
-        let position = if sequencer.bytes().any(|b| b.is_ascii_uppercase()) {
-            Cow::Owned(sequencer.to_ascii_lowercase())
-        } else {
-            Cow::Borrowed(sequencer)
-        };
+        let position = lowercase(sequencer);
         let canonical = Order::Aws.canonical(sequencer)?;
-        let event = S3Event {
-            id: event_id(kind, bucket, &key, &canonical),
+        self.fitting(S3Event {
+            id: Cow::Owned(event_id(kind, bucket, &key, &canonical)),
             bucket,
             key,
             kind,
@@ -141,12 +138,7 @@ impl Rules {
             size,
             etag,
             event_time,
-        };
-        if self.within_limits(&event) {
-            Ok(event)
-        } else {
-            Err(Refused)
-        }
+        })
     }
 
     /// `native._check_version` for `aws:s3`: `2.<digits>`, the minor not all zeros
@@ -160,10 +152,19 @@ impl Rules {
             && (self.floor_two_zero || minor.bytes().any(|b| b != b'0'))
     }
 
-    /// `limits.check_event`: the strings' UTF-8 lengths (origin is checked once, above).
+    /// `event`, if its fields fit their limits.
+    pub(crate) fn fitting<'a>(&self, event: S3Event<'a>) -> Read<S3Event<'a>> {
+        if self.within_limits(&event) {
+            Ok(event)
+        } else {
+            Err(Refused)
+        }
+    }
+
+    /// `limits.check_event`: the strings' UTF-8 lengths (the origin's is checked once).
     fn within_limits(&self, event: &S3Event<'_>) -> bool {
         let texts = [
-            Some(event.id.as_str()),
+            Some(event.id.as_ref()),
             Some(SOURCE),
             Some(event.bucket),
             Some(event.key.as_ref()),
@@ -178,24 +179,16 @@ impl Rules {
     }
 }
 
-/// The `Message` text of an SNS `Notification`, as `normalize.py` dispatches it: a
-/// document without `Records` or `Event` (tried first), with `Type` and `TopicArn` or
-/// `Message` (an SNS message), whose `Type` is `Notification` and `Message` a string
-/// (`s3/envelopes.py`). None for any other document.
-pub fn sns_message<'v>(document: &'v Value<'_>) -> Option<&'v str> {
-    if document.get("Records").is_some() || document.get("Event").is_some() {
-        return None;
+/// The position of a hex sequencer: Python's `str.lower()`, which for ASCII hex is this.
+pub(crate) fn lowercase(sequencer: &str) -> Cow<'_, str> {
+    if sequencer.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Owned(sequencer.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(sequencer)
     }
-    if document.get("TopicArn").is_none() && document.get("Message").is_none() {
-        return None;
-    }
-    if document.get("Type").and_then(Value::as_str) != Some("Notification") {
-        return None;
-    }
-    document.get("Message").and_then(Value::as_str)
 }
 
-fn object<'v, 'a>(value: Option<&'v Value<'a>>) -> Read<&'v Value<'a>> {
+pub(crate) fn object<'v, 'a>(value: Option<&'v Value<'a>>) -> Read<&'v Value<'a>> {
     match value {
         Some(value @ Value::Object(_)) => Ok(value),
         _ => Err(Refused),
@@ -203,7 +196,7 @@ fn object<'v, 'a>(value: Option<&'v Value<'a>>) -> Read<&'v Value<'a>> {
 }
 
 /// `json_fields.optional_string`: absent, null or empty are None.
-fn optional_string<'a>(value: Option<&'a Value<'a>>) -> Read<Option<&'a str>> {
+pub(crate) fn optional_string<'a>(value: Option<&'a Value<'a>>) -> Read<Option<&'a str>> {
     match value {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Str(text)) if text.is_empty() => Ok(None),
@@ -213,7 +206,7 @@ fn optional_string<'a>(value: Option<&'a Value<'a>>) -> Read<Option<&'a str>> {
 }
 
 /// `json_fields.optional_size`: absent or null, or an integer literal in 0..=2**63-1.
-fn optional_size(value: Option<&Value<'_>>) -> Read<Option<i64>> {
+pub(crate) fn optional_size(value: Option<&Value<'_>>) -> Read<Option<i64>> {
     match value {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Number(literal)) => {
@@ -282,14 +275,14 @@ fn decode_form_key(raw: &str) -> Read<Cow<'_, str>> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     /// `json_fields.MAX_JSON_DEPTH`.
     fn parse(text: &str) -> Read<Value<'_>> {
         crate::json::parse(text, 64)
     }
 
-    fn rules() -> Rules {
+    pub(crate) fn rules() -> Rules {
         Rules {
             names: vec![
                 Name {
@@ -305,6 +298,14 @@ mod tests {
             ],
             floor_two_zero: false,
             text_limits: [256, 32, 256, 4096, 64, 256, 128, 1024, 256, 64, 4352],
+            eventbridge: Kinds {
+                by_detail_type: vec![
+                    ("Object Created".into(), "created".into()),
+                    ("Object Tags Added".into(), "tags_changed".into()),
+                ],
+                removed: "removed".into(),
+                version_removed: "version_removed".into(),
+            },
         }
     }
 
@@ -328,11 +329,11 @@ mod tests {
     fn events(text: &str) -> Read<Vec<Seen>> {
         let rules = rules();
         let document = parse(text).map_err(|_| Refused)?;
-        let events = rules.events(&document, "test")?;
+        let events = rules.events(&document)?;
         Ok(events
             .into_iter()
             .map(|event| Seen {
-                id: event.id,
+                id: event.id.into_owned(),
                 key: event.key.into_owned(),
                 kind: event.kind.to_owned(),
                 position: event.position.into_owned(),
@@ -419,23 +420,6 @@ mod tests {
             floor_two_zero: true,
             ..rules()
         };
-        assert!(lowered.events(&parse(&text).unwrap(), "o").is_ok());
-    }
-
-    #[test]
-    fn only_an_sns_notification_with_a_message_text_is_unwrapped() {
-        let message = |text: &str| sns_message(&parse(text).unwrap()).map(str::to_owned);
-        let good = r#"{"Type":"Notification","TopicArn":"t","Message":"{\"Records\":[]}"}"#;
-        assert_eq!(message(good).as_deref(), Some(r#"{"Records":[]}"#));
-        for text in [
-            r#"{"Type":"SubscriptionConfirmation","Message":"m"}"#,
-            r#"{"Type":"Notification","Message":1}"#,
-            r#"{"Type":"Notification","TopicArn":"t"}"#,
-            r#"{"Type":"Notification","Message":"m","Records":[]}"#,
-            r#"{"Type":"Notification","Message":"m","Event":null}"#,
-            r#"{"Message":"m"}"#,
-        ] {
-            assert_eq!(message(text), None, "{text}");
-        }
+        assert!(lowered.events(&parse(&text).unwrap()).is_ok());
     }
 }

@@ -13,13 +13,10 @@ documents (`test_a_million_documents_read_the_same`).
 
 from __future__ import annotations
 
-import functools
 import json
 import random
 from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
-from typing import Any
 
 import click
 import pytest
@@ -28,14 +25,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from seqgate.connectors.parsers.compiled import (
-    CleanRecords,
-    compiled_clean_records,
     compiled_event_record,
     compiled_event_writer,
     compiled_s3_events,
 )
 from seqgate.connectors.parsers.normalize import normalize
-from seqgate.connectors.parsers.results import ParseResult
 from seqgate.connectors.parsers.s3.native import S3ParseOptions
 from seqgate.schemas.codec import OBJECT_EVENT
 from seqgate.schemas.framing import SINGLE_OBJECT, Framing
@@ -45,76 +39,29 @@ from seqgate.schemas.wire import CodecError
 from seqgate.streams.cli import cli
 from seqgate.streams.cli.reading_options import s3_parse_option
 from seqgate.streams.devtools.bench.workload import WorkloadSpec, build_workload
-
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-PYTHON = S3ParseOptions()
-COMPILED = S3ParseOptions(engine="compiled")
-FLOORS = ("2.1", "2.0")
-
-
-def _both(raw: bytes, origin: str = "test:0", **options: Any) -> ParseResult:
-    """normalize() with each engine; fails unless they agree. The Python result. And the
-    records the core writes straight from its reading, when it does, are the Python
-    writer's records of that result's events, in both framings."""
-    python = normalize(raw, origin, replace(PYTHON, **options))
-    compiled = normalize(raw, origin, replace(COMPILED, **options))
-    assert compiled == python, raw[:400]
-    floor = replace(PYTHON, **options).schema_floor
-    for name in ("single", "registry"):
-        records = _clean_records(name)(raw, origin, floor)
-        if records is not None:
-            assert compiled_s3_events(raw, origin, floor) is not None, raw[:400]
-            assert all(isinstance(item, ObjectEvent) for item in python.items)
-            write = _framing(name).writer(OBJECT_EVENT, "object-events")
-            expected = [_python_record(write, event) for event in python.events]
-            assert records == expected, raw[:400]
-    return python
-
-
-@functools.cache
-def _framing(name: str) -> Framing:
-    return SINGLE_OBJECT if name == "single" else Framing(_Registry())
-
-
-@functools.cache
-def _clean_records(name: str) -> CleanRecords:
-    return compiled_clean_records(_framing(name), "object-events")
-
-
-def _python_record(
-    write: Callable[[ObjectEvent], bytes], event: ObjectEvent
-) -> tuple[bytes, bytes]:
-    value = write(event)
-    return event_identity(event.source, event.bucket, event.key).encode(), value
-
+from tests.support.bridge_engines import (
+    FLOORS,
+    PYTHON,
+    S3_FIELDS,
+    FixedRegistry,
+    both,
+    clean_records,
+    examples_of,
+    fixture_bodies,
+    s3_record,
+)
 
 # --------------------------------------------------------------------------- fixtures
 
 
-def _fixture_bodies() -> list[tuple[str, bytes]]:
-    """Every JSON fixture whole, and each of its lines that is a document of its own."""
-    bodies = []
-    for path in sorted(FIXTURES.rglob("*.json")):
-        raw = path.read_bytes()
-        name = str(path.relative_to(FIXTURES))
-        bodies.append((name, raw))
-        try:
-            document = json.loads(raw)
-        except ValueError:  # a fixture of malformed input
-            continue
-        for index, part in enumerate(document if isinstance(document, list) else []):
-            bodies.append((f"{name}[{index}]", json.dumps(part).encode()))
-    return bodies
-
-
-FIXTURE_BODIES = _fixture_bodies()
+FIXTURE_BODIES = fixture_bodies()
 
 
 @pytest.mark.parametrize("floor", FLOORS)
 @pytest.mark.parametrize(("name", "raw"), FIXTURE_BODIES, ids=[n for n, _ in FIXTURE_BODIES])
 def test_every_fixture_reads_the_same(name: str, raw: bytes, floor: str) -> None:
-    _both(raw, schema_floor=floor)
-    _both(raw, schema_floor=floor, allow_missing_sequencer=True)
+    both(raw, schema_floor=floor)
+    both(raw, schema_floor=floor, allow_missing_sequencer=True)
 
 
 def test_the_fixtures_hold_documents_the_core_reads() -> None:
@@ -126,113 +73,14 @@ def test_the_fixtures_hold_documents_the_core_reads() -> None:
 # --------------------------------------------------------------------------- generated
 
 
-def _record(**fields: object) -> dict[str, object]:
-    """A clean Amazon S3 record; `fields` replace members (a value of DROP removes one)."""
-    obj: dict[str, object] = {
-        "key": "dir/a+b%2Bc%C3%A9.txt",
-        "size": 1025,
-        "eTag": "d41d8cd98f00b204e9800998ecf8427e",
-        "versionId": "v1",
-        "sequencer": "0055AED6DCD90281E5",
-    }
-    record: dict[str, object] = {
-        "eventVersion": "2.1",
-        "eventSource": "aws:s3",
-        "awsRegion": "eu-west-1",
-        "eventTime": "2026-06-01T12:00:00.000Z",
-        "eventName": "ObjectCreated:Put",
-        "s3": {"s3SchemaVersion": "1.0", "bucket": {"name": "bucket-1"}, "object": obj},
-    }
-    for name, value in fields.items():
-        target: dict[str, object] = obj if name in obj else record
-        if name == "bucket":
-            s3 = dict(record["s3"])  # type: ignore[call-overload]
-            s3.pop("bucket") if value is DROP else s3.update(bucket=value)
-            record["s3"] = s3
-            continue
-        if value is DROP:
-            target.pop(name, None)
-        else:
-            target[name] = value
-    return record
-
-
-DROP = object()
-TEXTS = st.sampled_from(
-    ["", "a", "A b", "é", "😀", "\u0000", "\ud800", "x" * 65, "x" * 129, "x" * 300, "/"]
-)
-ODD = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(min_value=-(2**64), max_value=2**64),
-    st.floats(allow_nan=False, allow_infinity=False),
-    st.just([]),
-    st.just({}),
-    st.just(DROP),
-    TEXTS,
-)
-
-
-def _near_or_odd(*near: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
-    """Values near the field's rule (both sides of it) three times out of four, any other
-    JSON value else."""
-    close = st.one_of(*near)
-    return st.one_of(close, close, close, ODD)
-
-
-FIELDS: dict[str, st.SearchStrategy[Any]] = {
-    "eventVersion": _near_or_odd(
-        st.sampled_from(["2.1", "2.0", "2.00", "2.10", "2.01", "2.", "1.1", "2.1 ", "\uff12.1"])
-    ),
-    "eventSource": _near_or_odd(st.sampled_from(["aws:s3", "minio:s3", "aws:sqs", "AWS:S3"])),
-    "eventName": _near_or_odd(
-        st.sampled_from(
-            [
-                "ObjectCreated:Put",
-                "ObjectCreated:Copy",
-                "ObjectRemoved:Delete",
-                "ObjectRemoved:DeleteMarkerCreated",
-                "ObjectTagging:Put",
-                "LifecycleExpiration:Delete",
-                "ObjectRestore:Completed",
-                "s3:ObjectCreated:Put",
-                "ObjectCreated:*",
-            ]
-        )
-    ),
-    "eventTime": _near_or_odd(st.just("2026-06-01T12:00:00Z"), TEXTS),
-    "EventSource": st.sampled_from([DROP, "aws:sns", "aws:s3"]),
-    "bucket": _near_or_odd(
-        st.one_of(ODD, st.sampled_from(["b", "a/b", "é", "x" * 256, "x" * 257])).map(
-            lambda name: {} if name is DROP else {"name": name}
-        ),
-    ),
-    "key": _near_or_odd(
-        st.sampled_from(
-            ["k", "a%2", "a%zz", "%C3", "%C3%A9", "%ED%A0%80", "+", "%2B", "%25", "%252F", "é+x"]
-        ),
-        st.text(alphabet="a%2BF+é/", max_size=12),
-        st.sampled_from(["k" * 4096, "k" * 4097, "%41" * 4096, "é" * 2048, "é" * 2049]),
-    ),
-    "sequencer": _near_or_odd(
-        st.sampled_from(
-            ["1", "0", "00", "000AB0", "abcDEF", "x1", "1 ", "\u0661", "f" * 128, "f" * 129]
-        )
-    ),
-    "versionId": _near_or_odd(st.sampled_from(["null", "v" * 1024, "v" * 1025]), TEXTS),
-    "size": _near_or_odd(st.integers(min_value=-2, max_value=2**63 + 1), st.sampled_from([0])),
-    "eTag": _near_or_odd(TEXTS, st.just("e" * 257)),
-}
-
-
 @st.composite
 def documents(draw: st.DrawFn) -> bytes:
     """Mostly clean records with a field or two changed: near its rule's edges (both
     sides) or to a value of another type; sometimes a top-level member, a repeated name."""
     records = []
     for _ in range(draw(st.integers(min_value=1, max_value=3))):
-        changed = draw(st.lists(st.sampled_from(sorted(FIELDS)), max_size=2, unique=True))
-        records.append(_record(**{name: draw(FIELDS[name]) for name in changed}))
+        changed = draw(st.lists(st.sampled_from(sorted(S3_FIELDS)), max_size=2, unique=True))
+        records.append(s3_record(**{name: draw(S3_FIELDS[name]) for name in changed}))
     document: dict[str, object] = {"Records": records}
     if draw(st.integers(min_value=0, max_value=3)) == 0:
         document[draw(st.sampled_from(["Event", "EventName", "Key", "extra"]))] = draw(
@@ -268,31 +116,31 @@ def _sns_envelopes(message: str) -> st.SearchStrategy[dict[str, object]]:
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(raw=documents(), floor=st.sampled_from(FLOORS), allow=st.booleans())
 def test_generated_documents_read_the_same(raw: bytes, floor: str, allow: bool) -> None:
-    _both(raw, schema_floor=floor, allow_missing_sequencer=allow)
+    both(raw, schema_floor=floor, allow_missing_sequencer=allow)
 
 
 @settings(max_examples=1500, deadline=None)
 @given(data=st.data())
 def test_mutated_bytes_read_the_same(data: st.DataObject) -> None:
-    raw = bytearray(json.dumps({"Records": [_record(), _record(key="x")]}).encode())
+    raw = bytearray(json.dumps({"Records": [s3_record(), s3_record(key="x")]}).encode())
     for _ in range(data.draw(st.integers(min_value=1, max_value=4))):
         at = data.draw(st.integers(min_value=0, max_value=len(raw) - 1))
         raw[at] = data.draw(st.sampled_from(b'{}[]",:\\ \x00\x7f\xc3\xa9\xffe0-+.9%'))
-    _both(bytes(raw))
+    both(bytes(raw))
 
 
 def test_long_origins_and_numbers_read_the_same() -> None:
-    clean = json.dumps({"Records": [_record()]}).encode()
+    clean = json.dumps({"Records": [s3_record()]}).encode()
     for origin in ("o" * 4352, "o" * 4353, "é" * 2176, "é" * 2177):
-        _both(clean, origin)
+        both(clean, origin)
     for size in ("-0", "0", "9223372036854775807", "9223372036854775808", "1e2", "1.0", "01"):
-        _both(clean.replace(b'"size": 1025', b'"size": ' + size.encode()))
-    deep = b'{"Records": [' + json.dumps(_record(awsRegion=[[[[[[]]]]]])).encode() + b"]}"
-    _both(deep)
+        both(clean.replace(b'"size": 1025', b'"size": ' + size.encode()))
+    deep = b'{"Records": [' + json.dumps(s3_record(awsRegion=[[[[[[]]]]]])).encode() + b"]}"
+    both(deep)
     # awsRegion is at level 4: 61 arrays reach the 64 levels allowed, 62 go past them.
     for depth in (60, 61, 62, 63):
         nested = "[" * depth + "]" * depth
-        result = _both(clean.replace(b'"eu-west-1"', nested.encode()))
+        result = both(clean.replace(b'"eu-west-1"', nested.encode()))
         assert bool(result.events) == (depth <= 61), depth
 
 
@@ -305,13 +153,13 @@ def test_clean_documents_are_read_by_the_core() -> None:
         raw = workload.notification(index)
         read = compiled_s3_events(raw, f"bench:{index}", "2.1")
         assert read is not None and read == normalize(raw, f"bench:{index}", PYTHON)
-        assert _clean_records("single")(raw, f"bench:{index}", "2.1") is not None
-        _both(raw, f"bench:{index}")
+        assert clean_records("single")(raw, f"bench:{index}", "2.1") is not None
+        both(raw, f"bench:{index}")
 
 
 def test_the_fixtures_hold_documents_the_core_writes_straight() -> None:
     written = [
-        n for n, raw in FIXTURE_BODIES if _clean_records("single")(raw, "o", "2.1") is not None
+        n for n, raw in FIXTURE_BODIES if clean_records("single")(raw, "o", "2.1") is not None
     ]
     assert len(written) >= 16, written
 
@@ -345,16 +193,6 @@ def test_every_bridge_reads_with_the_compiled_engine_by_default() -> None:
 
 
 # --------------------------------------------------------------------------- the writer
-
-
-class _Registry:
-    """The registry's interface, answering fixed ids: the framing's header is what varies."""
-
-    def schema_id(self, topic: str, schema_name: str, schema_json: str) -> int:
-        return 70000 + len(topic)
-
-    def schema_json(self, schema_id: int) -> str:
-        raise KeyError(schema_id)
 
 
 class _Text(str):
@@ -395,7 +233,7 @@ def _outcome(call: Callable[[ObjectEvent], object], event: ObjectEvent) -> objec
 
 
 @pytest.mark.parametrize(
-    "framing", [SINGLE_OBJECT, Framing(_Registry())], ids=["single", "registry"]
+    "framing", [SINGLE_OBJECT, Framing(FixedRegistry())], ids=["single", "registry"]
 )
 def test_the_writer_writes_what_the_codec_writes(framing: Framing) -> None:
     python = framing.writer(OBJECT_EVENT, "object-events")
@@ -424,30 +262,16 @@ def test_a_million_documents_read_the_same() -> None:
     """Generated documents, a million, each field drawn from its values above (a seeded
     generator: hypothesis would take hours at this size)."""
     rng = random.Random(20261206)
-    examples = {name: _examples(name) for name in FIELDS}
+    examples = {name: examples_of(S3_FIELDS[name]) for name in S3_FIELDS}
     compiled_read = 0
     for index in range(1_000_000):
         records = []
         for _ in range(rng.choice((1, 1, 1, 2))):
-            changed = rng.sample(sorted(FIELDS), rng.choice((0, 0, 1, 1, 2)))
-            records.append(_record(**{name: rng.choice(examples[name]) for name in changed}))
+            changed = rng.sample(sorted(S3_FIELDS), rng.choice((0, 0, 1, 1, 2)))
+            records.append(s3_record(**{name: rng.choice(examples[name]) for name in changed}))
         raw = json.dumps({"Records": records}, ensure_ascii=rng.random() < 0.5)
         body = raw.encode("utf-8", "surrogatepass")
-        result = _both(body, f"soak:{index}")
+        result = both(body, f"soak:{index}")
         compiled_read += compiled_s3_events(body, f"soak:{index}", "2.1") is not None
         assert result.items
     assert compiled_read > 300_000, compiled_read
-
-
-def _examples(name: str) -> list[object]:
-    """A few hundred values of field `name`'s strategy, drawn once."""
-    strategy = FIELDS[name]
-    values: list[object] = []
-
-    @settings(max_examples=300, database=None, deadline=None)
-    @given(strategy)
-    def collect(value: object) -> None:
-        values.append(value)
-
-    collect()
-    return values

@@ -1,14 +1,17 @@
-"""The bridges' compiled path (`--engine compiled`, the default): native Amazon S3
-notifications read by the compiled core (``seqgate._core``, core/src/s3.rs), and events
-written by it.
+"""The bridges' compiled path (`--engine compiled`, the default): Amazon S3 notifications
+read by the compiled core (``seqgate._core``: core/src/envelopes.rs, s3.rs, eventbridge.rs),
+and events written by it.
 
 The core reads a received body only when it can prove the Python parsers would make an
-event of every record in it, and then makes the same events: a ``Records`` document of
-``aws:s3`` records (plain, or the ``Message`` of an SNS ``Notification``), each with a
-supported name, its bucket, a form-encoded key, a hex sequencer and fields within their
-limits. Everything else — every rejection and its reason, an ``s3:TestEvent``, SNS
-handshakes, MinIO's records, the SQS ``ReceiveMessage``, EventBridge and Lambda envelopes,
-a record without a sequencer, the other providers — goes to
+event of every notification in it, and then makes the same events, in the same order:
+``Records`` documents of ``aws:s3`` records (each with a supported name, its bucket, a
+form-encoded key, a hex sequencer and fields within their limits) and S3 events from
+EventBridge (a supported ``detail-type``, a sequencer), plain or in their envelopes — the
+``Message`` of an SNS ``Notification``, the bodies of an SQS ``ReceiveMessage`` response,
+Lambda's SQS and SNS records — nested as deep as ``normalize.MAX_ENVELOPE_DEPTH``.
+Everything else — every rejection and its reason, an ``s3:TestEvent``, SNS handshakes,
+MinIO's records, an event without a sequencer, a ``Records`` document mixing S3 records
+and envelopes, the other providers — goes to
 :func:`seqgate.connectors.parsers.normalize.normalize`'s Python parsers, which stay the
 specification (docs/design.md §5.2.1). ``tests/unit/test_compiled_bridge.py`` holds both to
 the same result over every fixture and generated documents.
@@ -23,9 +26,11 @@ from typing import Any, Final
 from seqgate.connectors.parsers.json_fields import MAX_JSON_DEPTH
 from seqgate.connectors.parsers.results import ParseResult
 from seqgate.connectors.parsers.s3.event_names import S3_EVENT_NAMES
+from seqgate.connectors.parsers.s3.eventbridge import EVENTBRIDGE_KINDS
 from seqgate.schemas.codec import OBJECT_EVENT
 from seqgate.schemas.framing import Framing
 from seqgate.schemas.identity import SCHEMES_OF_SOURCES
+from seqgate.schemas.kinds import REMOVED, VERSION_REMOVED
 from seqgate.schemas.limits import TEXT_LIMITS
 from seqgate.schemas.records import ObjectEvent
 from seqgate.streams.runtime.engines import load_core
@@ -46,6 +51,9 @@ def _reader(schema_floor: str) -> Any:
     core = load_core()
     return core.S3Reader(
         names=[(n.name, n.kind, n.versioned_kind) for n in S3_EVENT_NAMES.values()],
+        eventbridge_kinds=list(EVENTBRIDGE_KINDS.items()),
+        removed=REMOVED,
+        version_removed=VERSION_REMOVED,
         schema_floor_two_zero=schema_floor == _FLOOR_TWO_ZERO,
         text_limits=list(TEXT_LIMITS.values()),
         max_depth=MAX_JSON_DEPTH,
@@ -54,8 +62,8 @@ def _reader(schema_floor: str) -> Any:
 
 
 def compiled_s3_events(raw: bytes, origin: str, schema_floor: str) -> ParseResult | None:
-    """What the Python parsers make of ``raw`` when it is a clean native S3 document (one
-    event per record), else None: those parsers must read it."""
+    """What the Python parsers make of ``raw`` when the core reads every notification in
+    it (see above), else None: those parsers must read it."""
     if type(raw) is not bytes or type(origin) is not str:
         return None
     events: tuple[ObjectEvent, ...] | None = _reader(schema_floor).events(raw, origin)
