@@ -17,13 +17,15 @@ and B both processed appears twice, none is missing.
 
 from __future__ import annotations
 
+import functools
 import random
 import signal
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 from seqgate.schemas.codec import OUTBOX_RECORD
 from tests.support.kafka_helpers import make_config, wait_for
@@ -49,14 +51,23 @@ PARTITIONS = 6
 SESSION_TIMEOUT_MS = 6_000  # the broker's group.min.session.timeout.ms
 
 
+@dataclass(frozen=True)
+class Freeze:
+    """A worker frozen inside a transaction: the outbox's high watermarks then, and one
+    record of that transaction past the last stable offset (partition, offset)."""
+
+    attempts: int
+    high: dict[int, int]
+    held: tuple[int, int]
+
+
 def pause_inside_a_transaction(
     worker: WorkerProcess, probe: GroupProbe, bootstrap: str, arm: Path
-) -> tuple[int, dict[int, int]]:
+) -> Freeze:
     """Arm the worker's `stop:after_state_update` fault and wait until it has frozen itself
     there, in the middle of a transaction (nothing flushed, no offsets sent, no commit
     asked for), where it stays until SIGCONT. A frozen transaction with no record in the
-    outbox yet is let go and the next freeze taken. Returns the freezes it took and the
-    outbox's high watermarks."""
+    outbox yet is let go and the next freeze taken."""
     for attempt in range(1, 21):
         arm.touch()
         wait_for(
@@ -66,16 +77,22 @@ def pause_inside_a_transaction(
         )
         assert worker.alive(), worker.stderr()[-3000:]
         arm.unlink()
+        held = uncommitted_record(probe, bootstrap)
+        # Read after the record: records the worker had sent before it froze may reach the
+        # log after the freeze, and `high` must cover the held one (the LSO passing `high`
+        # then says its transaction ended; clean-clone run 16: `high` read first, the held
+        # record at it, and the "abort" seen at once while the transaction was still open).
         high = probe.high_watermarks(probe.config.outbox_topic)
-        if high is not None and holds_uncommitted_records(probe, bootstrap):
-            return attempt, high
+        if high is not None and held is not None:
+            assert held[1] < high[held[0]], (held, high)
+            return Freeze(attempt, high, held)
         worker.signal(signal.SIGCONT)
         wait_for(lambda: not worker.frozen(), 10, "the worker to go on after SIGCONT")
     raise AssertionError("no frozen transaction held records in the outbox")
 
 
-def holds_uncommitted_records(probe: GroupProbe, bootstrap: str) -> bool:
-    """Whether the outbox has a record of a transaction not committed: past the last stable
+def uncommitted_record(probe: GroupProbe, bootstrap: str) -> tuple[int, int] | None:
+    """An outbox record of a transaction not committed, if any: past the last stable
     offset, from an input offset at or past the group's committed one. Committed offsets
     read with read_committed are stable (KIP-447): earlier transactions have completed."""
     config = probe.config
@@ -95,13 +112,14 @@ def holds_uncommitted_records(probe: GroupProbe, bootstrap: str) -> bool:
         while unread:
             message = reader.poll(30)
             assert message is not None, "reading the outbox past its last stable offset stalled"
+            partition = message.partition() or 0
             if message.error() is not None:  # the end of a partition
-                unread.discard(message.partition() or 0)
+                unread.discard(partition)
                 continue
             record = OUTBOX_RECORD.decode(message.value() or b"")
             if record.input_offset >= max(committed[record.input_partition], 0):
-                return True
-        return False
+                return partition, message.offset() or 0
+        return None
     finally:
         reader.close()
         stable_reader.close()
@@ -111,6 +129,52 @@ def aborted(probe: GroupProbe, topic: str, high: dict[int, int]) -> bool:
     """True once the LSO of every partition of `topic` has passed `high`."""
     lso = probe.last_stable_offsets(topic)
     return lso is not None and all(lso[p] >= offset for p, offset in high.items())
+
+
+def invisible(bootstrap: str, topic: str, held: tuple[int, int]) -> bool:
+    """Whether a read_committed reader skips the record at `held` (partition, offset), now
+    below the last stable offset: its transaction was aborted, not committed."""
+    partition, offset = held
+    reader = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"invisible-{offset}",
+            "isolation.level": "read_committed",
+            "enable.partition.eof": True,
+        }
+    )
+    try:
+        reader.assign([TopicPartition(topic, partition, offset)])
+        message = reader.poll(30)
+        assert message is not None, f"reading {topic}[{partition}] at {offset} stalled"
+        error = message.error()
+        assert error is None or error.code() == KafkaError._PARTITION_EOF, error
+        # The next record it returns, or the end it reaches (the LSO), is past `held`.
+        return (message.offset() or 0) > offset
+    finally:
+        reader.close()
+
+
+def freeze_until_the_broker_aborts(
+    worker: WorkerProcess, probe: GroupProbe, bootstrap: str, arm: Path, timeout_s: float
+) -> Freeze:
+    """A freeze (`pause_inside_a_transaction`) that lasts until the broker has aborted the
+    frozen transaction on its timeout. A freeze whose held record turns out committed
+    (it belonged to the transaction before, committed but its markers not yet written when
+    the freeze was judged; the frozen one had sent nothing yet) is let go, the next taken."""
+    topic = probe.config.outbox_topic
+    for _ in range(5):
+        freeze = pause_inside_a_transaction(worker, probe, bootstrap, arm)
+        wait_for(
+            functools.partial(aborted, probe, topic, freeze.high),
+            timeout_s,
+            "the broker to abort the paused worker's transaction on timeout",
+        )
+        if invisible(bootstrap, topic, freeze.held):
+            return freeze
+        worker.signal(signal.SIGCONT)
+        wait_for(lambda: not worker.frozen(), 10, "the worker to go on after SIGCONT")
+    raise AssertionError("no frozen transaction was aborted by the broker")
 
 
 @pytest.mark.parametrize(
@@ -168,7 +232,8 @@ def test_zombie_worker_is_fenced_after_a_pause(
                 chunk=1_000,
                 pause_s=0.3,
             ).start()
-            attempts, high = pause_inside_a_transaction(a, probe, kafka_bootstrap, arm)
+            freeze = pause_inside_a_transaction(a, probe, kafka_bootstrap, arm)
+            attempts, high = freeze.attempts, freeze.high
             paused_at = time.monotonic()
             committed_at_pause = probe.committed_total()
             assert committed_at_pause is not None
@@ -189,6 +254,8 @@ def test_zombie_worker_is_fenced_after_a_pause(
                     transaction_timeout_ms / 1000 + 30,
                     "the broker to abort the paused A's transaction on timeout",
                 )
+                # Else the freeze was judged before the transaction before it completed.
+                assert invisible(kafka_bootstrap, config.outbox_topic, freeze.held), freeze
             pause_s = time.monotonic() - paused_at
             a.signal(signal.SIGCONT)
 
@@ -319,11 +386,8 @@ def test_worker_fenced_by_its_transaction_timeout_names_the_timeout_and_goes_on(
             feeder = Feeder(
                 kafka_bootstrap, config.input_topic, records[5_000:], chunk=1_000, pause_s=0.3
             ).start()
-            _, high = pause_inside_a_transaction(a, probe, kafka_bootstrap, arm)
-            wait_for(
-                lambda: aborted(probe, config.outbox_topic, high),
-                transaction_timeout_ms / 1000 + 30,
-                "the broker to abort the paused worker's transaction on timeout",
+            freeze_until_the_broker_aborts(
+                a, probe, kafka_bootstrap, arm, transaction_timeout_ms / 1000 + 30
             )
             a.signal(signal.SIGCONT)
             feeder.join(120)
@@ -331,8 +395,8 @@ def test_worker_fenced_by_its_transaction_timeout_names_the_timeout_and_goes_on(
             assert a.stop() == 0, a.stderr()[-3000:]
     finally:
         probe.close()
+    report = check_verified(kafka_bootstrap, config, inputs=len(records), min_accepted=1)
+    assert report.totals()["duplicated"] == 0
     renewed = [line for line in a.stderr().splitlines() if RENEWED in line]
     assert len(renewed) == 1, a.stderr()
     assert "past --transaction-timeout-ms (6000 ms)" in renewed[0], renewed
-    report = check_verified(kafka_bootstrap, config, inputs=len(records), min_accepted=1)
-    assert report.totals()["duplicated"] == 0
