@@ -266,12 +266,24 @@ def test_settings_to_vary_are_parsed_or_refused_with_the_forms() -> None:
         "extra_consumer_config": {"fetch.wait.max.ms": "10"}
     }
     assert parse_variant("batch-size=2000").spec_changes == {"batch_size": 2000}
+    assert parse_variant("commit-every=10000").spec_changes == {"commit_every": 10000}
+    assert parse_variant("commit-interval-ms=200").spec_changes == {"commit_interval_ms": 200}
     registry = parse_variant("schema-registry=mock://bench")
     assert registry.spec_changes == {"schema_registry_url": "mock://bench"}
     assert registry.registry_url == "mock://bench"
     assert parse_variant("batch-size=2000").registry_url is None
-    for bad in ("linger.ms=0", "producer.linger.ms", "batch-size=0", "broker.x=1"):
-        with pytest.raises(ValueError, match=r"producer\.<key>=<value>|batch-size|SETTING=VALUE"):
+    for bad in (
+        "linger.ms=0",
+        "producer.linger.ms",
+        "batch-size=0",
+        "commit-every=x",
+        "commit-interval-ms=-5",
+        "broker.x=1",
+    ):
+        with pytest.raises(
+            ValueError,
+            match=r"producer\.<key>=<value>|batch-size|positive whole number|SETTING=VALUE",
+        ):
             parse_variant(bad)
 
 

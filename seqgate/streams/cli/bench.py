@@ -15,6 +15,7 @@ from seqgate.streams.runtime.engines import ENGINES
 from seqgate.streams.runtime.errors import UsageError
 from seqgate.streams.runtime.kafka_reach import ensure_reachable
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
+from seqgate.streams.worker.cadence import DEFAULT_COMMIT_EVERY, DEFAULT_COMMIT_INTERVAL_MS
 
 if TYPE_CHECKING:
     from seqgate.streams.devtools.bench.runner import BenchSettings
@@ -49,8 +50,15 @@ _ALL_PEERS = ("kafka-streams", "quix", "faust")
 )
 @click.option("--reorder-rate", type=click.FloatRange(0, 1), default=0.2, show_default=True)
 @click.option("--seed", type=int, default=7, show_default=True, help="Workload seed.")
-@click.option("--commit-every", type=click.IntRange(min=1), default=2000, show_default=True)
-@click.option("--commit-interval-ms", type=click.IntRange(min=1), default=100, show_default=True)
+@click.option(
+    "--commit-every", type=click.IntRange(min=1), default=DEFAULT_COMMIT_EVERY, show_default=True
+)
+@click.option(
+    "--commit-interval-ms",
+    type=click.IntRange(min=1),
+    default=DEFAULT_COMMIT_INTERVAL_MS,
+    show_default=True,
+)
 @click.option("--batch-size", type=click.IntRange(min=1), default=500, show_default=True)
 @click.option(
     "--sqlite-events",
@@ -92,7 +100,8 @@ _ALL_PEERS = ("kafka-streams", "quix", "faust")
     metavar="SETTING=VALUE",
     help="Only compare the Worker with this setting changed against the default, side by"
     " side (repeatable): producer.<key>=<v>, consumer.<key>=<v> (librdkafka),"
-    " batch-size=<n> or schema-registry=<URL> (registry mode, mock://NAME for the client's"
+    " batch-size=<n>, commit-every=<n>, commit-interval-ms=<ms>, engine=python or"
+    " schema-registry=<URL> (registry mode, mock://NAME for the client's"
     " in-memory one). Runs --rounds alternating rounds (default 2 here).",
 )
 @click.option(

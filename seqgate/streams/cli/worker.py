@@ -39,6 +39,7 @@ from seqgate.streams.runtime.engines import ENGINES
 from seqgate.streams.runtime.kafka_reach import ensure_reachable
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
 from seqgate.streams.runtime.schema_registry import describe_registry
+from seqgate.streams.worker.cadence import DEFAULT_COMMIT_EVERY, DEFAULT_COMMIT_INTERVAL_MS
 
 if TYPE_CHECKING:
     from seqgate.streams.runtime.faults import FaultInjector
@@ -51,14 +52,14 @@ def worker_options(func: F) -> F:
         setting(
             "--commit-interval-ms",
             "SEQGATE_COMMIT_INTERVAL_MS",
-            default=100,
+            default=DEFAULT_COMMIT_INTERVAL_MS,
             type=click.IntRange(1, 600_000),
             help="Commit the transaction at least this often (latency bound).",
         ),
         setting(
             "--commit-every",
             "SEQGATE_COMMIT_EVERY",
-            default=2000,
+            default=DEFAULT_COMMIT_EVERY,
             type=click.IntRange(1, 10_000_000),
             help="Commit the transaction after this many input records.",
         ),

@@ -16,6 +16,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+# The defaults of `--commit-every` and `--commit-interval-ms` (the worker's and the bench's).
+# The interval is the latency bound; the count only bounds a transaction's size while a
+# backlog is read (Kafka Streams has no count, Quix Streams' is off by default). At
+# 2,000 records a worker reading a backlog committed about 60 times a second, each
+# commit a flush, two coordinator round trips and a RocksDB write while nothing is
+# decided: 10,000 read 12 % more per second in every round side by side (`seqgate bench
+# --vary commit-every=10000`, docs/benchmark.md) and changes nothing below ~100,000
+# events/s, where the interval comes first.
+DEFAULT_COMMIT_EVERY = 10_000
+DEFAULT_COMMIT_INTERVAL_MS = 100
+
 
 @dataclass(slots=True)
 class CommitCadence:

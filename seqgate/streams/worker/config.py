@@ -13,6 +13,7 @@ from seqgate.streams.rules.policy import Policy
 from seqgate.streams.runtime.kafka_clients import client_config, group_consumer_config
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
 from seqgate.streams.runtime.topics import changelog_topic
+from seqgate.streams.worker.cadence import DEFAULT_COMMIT_EVERY, DEFAULT_COMMIT_INTERVAL_MS
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,8 +26,8 @@ class WorkerConfig:
     outbox_topic: str = "object-events.outbox"
     rejected_topic: str = "object-events.rejected"
     policy: Policy = field(default_factory=Policy.build)
-    commit_every: int = 2000
-    commit_interval_ms: int = 100
+    commit_every: int = DEFAULT_COMMIT_EVERY
+    commit_interval_ms: int = DEFAULT_COMMIT_INTERVAL_MS
     batch_size: int = 500
     session_timeout_ms: int = 45_000
     transaction_timeout_ms: int = 60_000

@@ -71,6 +71,7 @@ from seqgate.streams.runtime.topics import (
     create_topics,
     pipeline_topics,
 )
+from seqgate.streams.worker.cadence import DEFAULT_COMMIT_EVERY, DEFAULT_COMMIT_INTERVAL_MS
 
 _WARMUP_EVENTS = 50
 _CALIBRATION_MIN, _CALIBRATION_MAX = 2_000, 150_000
@@ -84,8 +85,8 @@ def _fresh_event(obj: int) -> tuple[bytes, bytes]:
 @dataclass(frozen=True, slots=True)
 class BenchSettings:
     spec: WorkloadSpec
-    commit_every: int = 2000
-    commit_interval_ms: int = 100
+    commit_every: int = DEFAULT_COMMIT_EVERY
+    commit_interval_ms: int = DEFAULT_COMMIT_INTERVAL_MS
     batch_size: int = 500
     sqlite_events: int = 50_000
     bridge_events: int = 200_000

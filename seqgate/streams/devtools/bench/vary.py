@@ -5,7 +5,8 @@ pre-loaded input, `--rounds` times in alternating order (fresh group,
 changelog and state each time); each variant is reported as its best round
 and as a ratio of the default's best round, measured in the same run. A
 setting is written `producer.<librdkafka key>=<value>`,
-`consumer.<librdkafka key>=<value>`, `batch-size=<records>`, `engine=python` (the
+`consumer.<librdkafka key>=<value>`, `batch-size=<records>`, `commit-every=<records>`,
+`commit-interval-ms=<ms>`, `engine=python` (the
 Worker's record step in Python alone, against the compiled default) or
 `schema-registry=<URL>`: the Worker in registry mode, reading an input pre-loaded in
 the Confluent wire format (the same events) and writing its outbox in it.
@@ -52,8 +53,17 @@ class Variant:
         return None if url is None else str(url)
 
 
+# The Worker's own settings that --vary takes, by option name: the stage's spec key.
+_COUNTED = {
+    "batch-size": "batch_size",
+    "commit-every": "commit_every",
+    "commit-interval-ms": "commit_interval_ms",
+}
+
+
 def parse_variant(text: str) -> Variant:
-    """`producer.linger.ms=0`, `consumer.fetch.wait.max.ms=10` or `batch-size=2000`.
+    """`producer.linger.ms=0`, `consumer.fetch.wait.max.ms=10`, `batch-size=2000`,
+    `commit-every=10000` or `commit-interval-ms=200`.
 
     Raises ValueError naming the accepted forms."""
     name, sep, value = text.partition("=")
@@ -65,16 +75,18 @@ def parse_variant(text: str) -> Variant:
         if value not in ENGINES:
             raise ValueError(f"--vary {text!r}: engine is one of {', '.join(ENGINES)}")
         return Variant(text, {"engine": value})
-    if name == "batch-size":
+    counted = _COUNTED.get(name)
+    if counted is not None:
         if not value.isdigit() or int(value) < 1:
-            raise ValueError(f"--vary {text!r}: batch-size takes a positive number of records")
-        return Variant(text, {"batch_size": int(value)})
+            raise ValueError(f"--vary {text!r}: {name} takes a positive whole number")
+        return Variant(text, {counted: int(value)})
     client, dot, key = name.partition(".")
     if dot and key and client in ("producer", "consumer"):
         return Variant(text, {f"extra_{client}_config": {key: value}})
     raise ValueError(
         f"--vary {text!r}: expected producer.<key>=<value>, consumer.<key>=<value>"
-        " (librdkafka settings), batch-size=<records>, engine=python|compiled"
+        " (librdkafka settings), batch-size=<records>, commit-every=<records>,"
+        " commit-interval-ms=<ms>, engine=python|compiled"
         " or schema-registry=<URL>"
     )
 
