@@ -54,7 +54,7 @@ class Variant:
 
 
 # The Worker's own settings that --vary takes, by option name: the stage's spec key.
-_COUNTED = {
+_WHOLE_NUMBER_SETTINGS = {
     "batch-size": "batch_size",
     "commit-every": "commit_every",
     "commit-interval-ms": "commit_interval_ms",
@@ -75,11 +75,11 @@ def parse_variant(text: str) -> Variant:
         if value not in ENGINES:
             raise ValueError(f"--vary {text!r}: engine is one of {', '.join(ENGINES)}")
         return Variant(text, {"engine": value})
-    counted = _COUNTED.get(name)
-    if counted is not None:
+    spec_key = _WHOLE_NUMBER_SETTINGS.get(name)
+    if spec_key is not None:
         if not value.isdigit() or int(value) < 1:
             raise ValueError(f"--vary {text!r}: {name} takes a positive whole number")
-        return Variant(text, {counted: int(value)})
+        return Variant(text, {spec_key: int(value)})
     client, dot, key = name.partition(".")
     if dot and key and client in ("producer", "consumer"):
         return Variant(text, {f"extra_{client}_config": {key: value}})
