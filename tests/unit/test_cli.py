@@ -301,7 +301,7 @@ BROKER = ["--bootstrap-servers", "127.0.0.1:9092"]
 def test_defaults_apply_without_flags_variables_or_file() -> None:
     config = print_config(["worker", *BROKER])
     assert config["ordering"] == "aws"
-    assert config["commit_every"] == 2000
+    assert config["commit_every"] == 10_000
     assert config["batch_size"] == 500
     assert config["admit_kinds"] == ["created"]
 

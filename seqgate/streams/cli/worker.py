@@ -48,20 +48,26 @@ if TYPE_CHECKING:
 
 def worker_options(func: F) -> F:
     options = [
-        batch_size_option(500, "Records fetched per consume call."),
+        batch_size_option(
+            500,
+            "Records read per batch; a shorter batch means the worker has caught up, and it"
+            " commits.",
+        ),
         setting(
             "--commit-interval-ms",
             "SEQGATE_COMMIT_INTERVAL_MS",
             default=DEFAULT_COMMIT_INTERVAL_MS,
             type=click.IntRange(1, 600_000),
-            help="Commit the transaction at least this often (latency bound).",
+            help="Commit the transaction at least this often while reading a backlog (the"
+            " worker also commits whenever it has caught up).",
         ),
         setting(
             "--commit-every",
             "SEQGATE_COMMIT_EVERY",
             default=DEFAULT_COMMIT_EVERY,
             type=click.IntRange(1, 10_000_000),
-            help="Commit the transaction after this many input records.",
+            help="The largest transaction, in input records: reading a backlog, the worker"
+            " commits after this many.",
         ),
         session_timeout_option("worker"),
         transaction_timeout_option(

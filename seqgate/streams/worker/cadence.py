@@ -1,14 +1,19 @@
-"""When the worker commits: every `--commit-every` records, and on a fixed cadence.
+"""When the worker commits: as soon as it has caught up, and at the latest every
+`--commit-every` records or `--commit-interval-ms`.
+
+Within a transaction the worker reads only what its Kafka client has already fetched
+(processor.py, `Worker._read`). A batch shorter than `--batch-size` means it has read
+everything there was: it commits then, whatever the count. Under moderate load that is
+after each short burst of work, so a record waits for about one commit, not for a count
+or an interval to fill up; reading a backlog, batches stay full and the count bounds the
+transaction, so commits stay few (each one a flush, two coordinator round trips, a
+RocksDB write). Measured side by side by `seqgate bench` (docs/benchmark.md, "Committing
+when caught up").
 
 The interval counts from the start of the previous commit, as Kafka Streams'
-`commit.interval.ms` does, not from the first record of the open transaction. A record
-that arrives while a commit is running then waits for the next commit on the cadence
-(at most one interval after the running one began) instead of a whole interval after
-that commit ends: its time from acknowledgement to visibility is bounded by one interval
-plus one commit, not by one interval plus two commits (measured by `seqgate bench`'s
-latency stage; docs/benchmark.md). A worker that was idle longer than an interval commits
-its first batch at once; the cadence still allows at most one interval-triggered commit
-per interval.
+`commit.interval.ms` does: a worker that keeps finding full batches (a backlog slower to
+decide than `--commit-every` records per interval) still commits at least once per
+interval.
 """
 
 from __future__ import annotations
@@ -17,13 +22,12 @@ import math
 from dataclasses import dataclass, field
 
 # The defaults of `--commit-every` and `--commit-interval-ms` (the worker's and the bench's).
-# The count is a trade measured both ways (docs/benchmark.md, "The commit count"): 10,000
-# read 12 % more per second from a backlog (fewer commits, each a flush, two coordinator
-# round trips and a RocksDB write), but at moderate load (~24,000 events/s) the worker then
-# committed on the interval alone and the latency rose (p50 63 -> 81 ms, p99 133-140 ->
-# 151-199 ms); 2,000 commits every ~80 ms there.
-DEFAULT_COMMIT_EVERY = 2_000
+# The count only bounds a transaction while the worker reads a backlog; there 10,000 read
+# 12-24 % more per second than 2,000 (docs/benchmark.md, "The commit count").
+DEFAULT_COMMIT_EVERY = 10_000
 DEFAULT_COMMIT_INTERVAL_MS = 100
+# How long an idle worker waits for a record before it looks around (stop, liveness).
+_IDLE_WAIT_S = 0.5
 
 
 @dataclass(slots=True)
@@ -38,14 +42,14 @@ class CommitCadence:
         """A commit starts now: the next one is due an interval from here."""
         self.last_commit_started = now
 
-    def due(self, records: int, now: float) -> bool:
-        """Whether an open transaction of `records` input records is committed now."""
-        return records >= self.every or now - self.last_commit_started >= self.interval_s
+    def due(self, records: int, now: float, *, caught_up: bool) -> bool:
+        """Whether an open transaction of `records` input records is committed now;
+        `caught_up`: the last batch was shorter than --batch-size (nothing more fetched)."""
+        return (
+            caught_up or records >= self.every or now - self.last_commit_started >= self.interval_s
+        )
 
-    def wait_s(self, now: float, *, in_transaction: bool) -> float:
-        """How long the next consume may wait: until the commit is due, within a
-        transaction; otherwise an interval (at most half a second, the loop's beat)."""
-        if not in_transaction:
-            return min(self.interval_s, 0.5)
-        remaining = self.interval_s - (now - self.last_commit_started)
-        return max(0.0, min(remaining, self.interval_s))
+    def idle_wait_s(self) -> float:
+        """How long a worker without an open transaction waits for its next record: an
+        interval, at most half a second (the loop's beat)."""
+        return min(self.interval_s, _IDLE_WAIT_S)

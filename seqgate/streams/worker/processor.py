@@ -179,9 +179,7 @@ class Worker:
         graceful = False
         try:
             while not stop.is_set():
-                messages = self._consumer.consume(
-                    self.config.batch_size, timeout=self._poll_timeout()
-                )
+                messages = self._read()
                 self._liveness.polled(bool(messages))
                 self.metrics.health.beat()
                 if not messages and not self._in_transaction:
@@ -193,11 +191,25 @@ class Worker:
         finally:
             self._close(graceful)
 
+    def _read(self) -> list[Message]:
+        """The next batch, up to --batch-size records. Within a transaction only what the
+        client has fetched already, without waiting: a shorter batch means the worker has
+        caught up, and commits (cadence.py). Without one, the first record is waited for
+        (an idle wait), then whatever else has been fetched is taken with it."""
+        size, consumer = self.config.batch_size, self._consumer
+        if self._in_transaction:
+            return consumer.consume(size, timeout=0)
+        first = consumer.poll(self._cadence.idle_wait_s())
+        if first is None:
+            return []
+        return [first, *consumer.consume(size - 1, timeout=0)] if size > 1 else [first]
+
     def _process_batch(self, messages: list[Message]) -> None:
         """Decide the batch into the open transaction; commit it when due."""
         if not self._recovering(lambda: self._decide(messages)):
             return  # aborted and rewound: the batch is read again
-        if self._in_transaction and self._commit_due():
+        caught_up = len(messages) < self.config.batch_size
+        if self._in_transaction and self._commit_due(caught_up):
             self._commit_or_recover()
 
     def _decide(self, messages: list[Message]) -> None:
@@ -243,11 +255,9 @@ class Worker:
         """Commit the open transaction; False when it was aborted (and the input rewound)."""
         return self._recovering(self._commit)
 
-    def _poll_timeout(self) -> float:
-        return self._cadence.wait_s(time.monotonic(), in_transaction=self._in_transaction)
-
-    def _commit_due(self) -> bool:
-        return self._cadence.due(self._transaction.pending.records, time.monotonic())
+    def _commit_due(self, caught_up: bool) -> bool:
+        records = self._transaction.pending.records
+        return self._cadence.due(records, time.monotonic(), caught_up=caught_up)
 
     def _diagnose_replicas(self) -> str:
         """Which partitions the worker writes cannot take writes now (runtime/replication.py),
