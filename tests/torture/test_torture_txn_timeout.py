@@ -17,6 +17,7 @@ import dataclasses
 import logging
 import shutil
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,6 +27,7 @@ import pytest
 from seqgate.schemas.codec import OBJECT_EVENT
 from seqgate.schemas.identity import event_identity
 from seqgate.schemas.records import ObjectEvent
+from seqgate.streams.runtime.faults import FaultPoint, HangAt
 from seqgate.streams.tools.verify import verify
 from seqgate.streams.worker.processor import Worker
 from tests.support.events import event
@@ -94,16 +96,28 @@ def test_a_partition_longer_than_the_transaction_timeout_is_named_and_outlived(
             for e in events
         ]
         produce(bootstrap, config.input_topic, records[:100])
+        # A worker that has caught up commits at once: the test holds its next transaction
+        # open at its first record (armed after the first commit), cuts the network, and
+        # lets it go on two seconds into the cut, so that it commits while cut off.
+        release = threading.Event()
+        hold = HangAt(FaultPoint.AFTER_STATE_UPDATE, release, times=0, longest_s=60)
         with (
             caplog.at_level(logging.WARNING, logger="seqgate.streams.runtime.session"),
-            running(Worker(config)) as run,
+            running(Worker(config, faults=hold)) as run,
         ):
             worker = run.worker
-            wait_for(lambda: worker.commits > 0, 60, "the worker's first commit")
-            produce(bootstrap, config.input_topic, records[100:])
-            wait_for(lambda: worker._in_transaction, 30, "the worker to open a transaction")
-            with cut_off(port):
-                time.sleep(PARTITION_S)  # the partition itself, not a synchronization
+            try:
+                wait_for(lambda: worker.commits > 0, 60, "the worker's first commit")
+                hold.remaining = 1
+                produce(bootstrap, config.input_topic, records[100:])
+                wait_for(lambda: hold.hung == 1, 30, "the worker to open a transaction")
+                assert worker._in_transaction
+                with cut_off(port):
+                    time.sleep(2.0)  # the partition itself, not a synchronization
+                    release.set()
+                    time.sleep(PARTITION_S - 2.0)
+            finally:
+                release.set()
             healed = time.monotonic()
             wait_for(caught_up(bootstrap, config), 120, "the worker to go on after the cut")
             assert run.errors == [], run.errors

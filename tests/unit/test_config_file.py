@@ -182,7 +182,7 @@ PRECEDENCE: dict[str, tuple[str, dict[str, str], list[str], tuple[Any, ...]]] = 
         "commit-every: 7",
         {"SEQGATE_COMMIT_EVERY": "11"},
         ["--commit-every", "13"],
-        (2000, 7, 11, 13),
+        (10_000, 7, 11, 13),
     ),
     "flag": (
         "allow_missing_sequencer: true",
