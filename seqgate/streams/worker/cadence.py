@@ -4,10 +4,10 @@
 Within a transaction the worker reads only what its Kafka client has already fetched
 (processor.py, `Worker._read`). A batch shorter than `--batch-size` means it has read
 everything there was: it commits then, whatever the count. Under moderate load that is
-after each short burst of work, so a record waits for about one commit, not for a count
-or an interval to fill up; reading a backlog, batches stay full and the count bounds the
-transaction, so commits stay few (each one a flush, two coordinator round trips, a
-RocksDB write). Measured side by side by `seqgate bench` (docs/benchmark.md, "Committing
+after each short burst of work, so a record waits for the commit under way and its own,
+not for a count or an interval to fill up; reading a backlog, batches stay full and the
+count bounds the transaction, so commits stay few (each one a flush, two coordinator round
+trips, a RocksDB write). Measured side by side by `seqgate bench` (docs/benchmark.md, "Committing
 when caught up").
 
 The interval counts from the start of the previous commit, as Kafka Streams'
