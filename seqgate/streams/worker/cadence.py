@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 
 # The defaults of `--commit-every` and `--commit-interval-ms` (the worker's and the bench's).
 # The count only bounds a transaction while the worker reads a backlog; there 10,000 read
-# 12-24 % more per second than 2,000 (docs/benchmark.md, "The commit count").
+# 12 % more per second than 2,000 under the old rule (docs/benchmark.md, "The commit
+# count") and 16-36 % with this one ("Committing when caught up").
 DEFAULT_COMMIT_EVERY = 10_000
 DEFAULT_COMMIT_INTERVAL_MS = 100
 # How long an idle worker waits for a record before it looks around (stop, liveness).
