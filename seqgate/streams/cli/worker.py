@@ -119,6 +119,16 @@ def worker_options(func: F) -> F:
             " reference). The same outcomes and bytes either way (docs/processor.md#engines).",
         ),
         setting(
+            "--standby-replicas",
+            "SEQGATE_STANDBY_REPLICAS",
+            default=0,
+            type=click.IntRange(0, 16),
+            help="Warm copies of each partition's state kept on this many other workers (by"
+            " instance id), so that a partition moved after a failure restores only the tail"
+            " its standby lacks. Each copy costs the partition's disk and the reading of its"
+            " changelog.",
+        ),
+        setting(
             "--instance-id",
             "SEQGATE_INSTANCE_ID",
             type=KafkaMemberId(),
@@ -162,6 +172,7 @@ def worker(
     metrics_host: str,
     framing: Framing,
     engine: str,
+    standby_replicas: int,
 ) -> None:
     """Run the exactly-once processor until SIGTERM or Ctrl-C.
 
@@ -197,6 +208,7 @@ def worker(
         metrics_port=metrics_port,
         framing=framing,
         engine=engine,
+        standby_replicas=standby_replicas,
     )
     if print_config:
         click.echo(json.dumps(resolved_configuration(config), indent=2))
@@ -231,6 +243,7 @@ def resolved_configuration(config: WorkerConfig) -> dict[str, object]:
         "metrics_host": config.metrics_host,
         "schema_registry": describe_registry(config.framing),
         "engine": config.engine,
+        "standby_replicas": config.standby_replicas,
     }
 
 

@@ -48,6 +48,7 @@ __all__ = [
 
 # Commit step durations: a commit is tens of milliseconds on a healthy broker.
 _COMMIT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+_TAKEOVER_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 300.0)
 
 
 class HealthState:
@@ -237,10 +238,38 @@ class WorkerMetrics(_ServedMetrics):
             ["partition", "reason"],
             registry=r,
         )
+        self._failover_metrics(r)
         info = Gauge("seqgate_worker_info", "The worker instance.", ["instance_id"], registry=r)
         info.labels(instance_id).set(1)
         self._lag_at = 0.0
         self._restoring = 0
+
+    def _failover_metrics(self, r: CollectorRegistry) -> None:
+        """Standby replicas and takeovers (docs/processor.md, "Standby replicas")."""
+        self.standby_partitions = Gauge(
+            "seqgate_worker_standby_partitions",
+            "Standby replicas kept (--standby-replicas): partitions of other workers whose"
+            " changelog this worker follows into a local store.",
+            registry=r,
+        )
+        self.standby_lag = Gauge(
+            "seqgate_worker_standby_lag",
+            "Changelog records a standby store has not applied yet, per partition (what a"
+            " takeover of that partition would restore).",
+            ["partition"],
+            registry=r,
+        )
+        self.standby_records = Counter(
+            "seqgate_worker_standby_records",
+            "Changelog records applied to standby stores.",
+            registry=r,
+        )
+        self.takeover_seconds = Histogram(
+            "seqgate_worker_takeover_seconds",
+            "From a partition's assignment to its first commit here (restore included).",
+            buckets=_TAKEOVER_BUCKETS,
+            registry=r,
+        )
 
     # ---- the loop's reports
 
@@ -305,6 +334,10 @@ class WorkerMetrics(_ServedMetrics):
 
     def partitions_assigned(self, count: int) -> None:
         self.assigned.set(count)
+
+    def forget_standby(self, partition: int) -> None:
+        with contextlib.suppress(KeyError):
+            self.standby_lag.remove(str(partition))
 
     def forget(self, partitions: Iterable[TopicPartition]) -> None:
         for tp in partitions:

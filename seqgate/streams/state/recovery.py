@@ -14,6 +14,9 @@ the changelog. Untrusted means (`Rebuild.reason`):
   topic id differs);
 * `ahead`: it reflects changelog offsets the changelog does not have (the
   changelog lost its tail);
+* `behind`: the changelog no longer holds the offsets that follow the store's (records
+  deleted from its start): what the store lacks cannot be read any more, so the store
+  is not a prefix of the changelog;
 * `unrecorded`: it was written before stores recorded their identity, so nothing
   tells whose state it is. Rebuilt once, and deleted rather than moved aside:
   keeping a copy of every store at the upgrade could fill the disk.
@@ -37,7 +40,7 @@ from confluent_kafka.admin import AdminClient
 
 from seqgate.streams.runtime.kafka_clients import client_config
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
-from seqgate.streams.state.restore import ChangelogBehind
+from seqgate.streams.state.restore import ChangelogBehind, StoreBehind
 from seqgate.streams.state.store import (
     PartitionStore,
     StateDamaged,
@@ -60,7 +63,7 @@ class Rebuild:
     """One store found untrustworthy and replaced by a rebuild from the changelog."""
 
     partition: int
-    reason: str  # damaged, foreign, recreated, ahead, unrecorded
+    reason: str  # damaged, foreign, recreated, ahead, behind, unrecorded
     why: str  # the true cause, one line
     path: Path
     moved_to: Path | None  # None: deleted (reason unrecorded)
@@ -146,7 +149,7 @@ def _fresh(directory: StateDirectory, identity: StoreIdentity) -> PartitionStore
     return store
 
 
-def _replace(
+def replace_store(
     directory: StateDirectory, identity: StoreIdentity, reason: str, why: str
 ) -> tuple[PartitionStore, Rebuild]:
     """Move (or, for `unrecorded`, delete) the closed store and open an empty one."""
@@ -159,7 +162,7 @@ def _replace(
     return _fresh(directory, identity), Rebuild(identity.partition, reason, why, path, moved)
 
 
-def _damage_text(damage: StateError) -> str:
+def damage_text(damage: StateError) -> str:
     return f"store at {damage.path} is damaged ({damage.cause})"
 
 
@@ -171,13 +174,13 @@ def open_checked(
     try:
         store = directory.open(identity.partition)
     except StateDamaged as damage:
-        return _replace(directory, identity, "damaged", _damage_text(damage))
+        return replace_store(directory, identity, "damaged", damage_text(damage))
     try:
         recorded = store.identity()
         offset = store.changelog_next_offset()
     except StateDamaged as damage:
         store.close()
-        return _replace(directory, identity, "damaged", _damage_text(damage))
+        return replace_store(directory, identity, "damaged", damage_text(damage))
     if recorded is None and offset is None:
         store.record_identity(identity)  # new: nothing restored into it yet
         return store, None
@@ -187,12 +190,12 @@ def open_checked(
             f"store at {store.path} records no identity (written by an earlier version):"
             " nothing tells which partition it mirrors"
         )
-        return _replace(directory, identity, "unrecorded", why)
+        return replace_store(directory, identity, "unrecorded", why)
     mismatch = identity_mismatch(recorded, identity, store.path)
     if mismatch is None:
         return store, None
     store.close()
-    return _replace(directory, identity, *mismatch)
+    return replace_store(directory, identity, *mismatch)
 
 
 Restore = Callable[[PartitionStore, int | None], int]
@@ -216,7 +219,7 @@ def restore_checked(
     """
     rebuild: Rebuild | None
     if damaged is not None:
-        store, rebuild = _replace(directory, identity, "damaged", _damage_text(damaged))
+        store, rebuild = replace_store(directory, identity, "damaged", damage_text(damaged))
     else:
         store, rebuild = open_checked(directory, identity)
     rebuilds = 0
@@ -238,7 +241,7 @@ def restore_checked(
             store.close()
             if known is not None and (at_least is None or known > at_least):
                 at_least = known
-            store, rebuild = _replace(directory, identity, "damaged", _damage_text(damage))
+            store, rebuild = replace_store(directory, identity, "damaged", damage_text(damage))
         except ChangelogBehind as behind:
             store.close()
             # The changelog is what every other instance would restore: its state is
@@ -249,7 +252,11 @@ def restore_checked(
                 f" changelog {identity.changelog_topic} ends at {behind.end}: the changelog"
                 " lost records (truncated, e.g. by an unclean leader election)"
             )
-            store, rebuild = _replace(directory, identity, "ahead", why)
+            store, rebuild = replace_store(directory, identity, "ahead", why)
+        except StoreBehind as behind:
+            store.close()
+            at_least = None
+            store, rebuild = replace_store(directory, identity, "behind", str(behind))
         except BaseException:
             store.close()  # a Kafka error: the next assignment opens it again
             raise

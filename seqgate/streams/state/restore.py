@@ -70,6 +70,18 @@ class ChangelogBehind(RuntimeError):
         self.end = end
 
 
+class StoreBehind(RuntimeError):
+    """The changelog now starts after the store's offset: records the store lacks are gone."""
+
+    def __init__(self, partition: int, store: PartitionStore, topic: str, at: int, low: int):
+        super().__init__(
+            f"store at {store.path} reflects changelog {topic}[{partition}] up to offset {at}"
+            f" but the changelog now starts at {low}: the records between were deleted"
+        )
+        self.partition = partition
+        self.path = store.path
+
+
 def restore_consumer_config(kafka: KafkaSettings, application_id: str) -> dict[str, object]:
     """The worker's group-less, read_committed restore consumer."""
     return reader_config(kafka, f"{application_id}-restore")
@@ -144,7 +156,7 @@ def _changelog_span(
     """(the first offset to restore, the changelog's end); None: nothing to restore.
 
     Raises ChangelogBehind when the end stays below what the store or `at_least`
-    reflects for `settle_s`.
+    reflects for `settle_s`, StoreBehind when the changelog starts after the store's offset.
     """
     tp = TopicPartition(changelog_topic, partition)
     start = store.changelog_next_offset()
@@ -164,7 +176,9 @@ def _changelog_span(
     if high < wanted:
         waited = time.monotonic() - began
         raise ChangelogBehind(partition, store, changelog_topic, wanted, high, waited)
-    if start is None or start < low:
+    if start is not None and start < low:
+        raise StoreBehind(partition, store, changelog_topic, start, low)
+    if start is None:
         start = low
     if start >= high:
         return None

@@ -40,6 +40,7 @@ class WorkerConfig:
     extra_producer_config: dict[str, str] = field(default_factory=dict)
     framing: Framing = SINGLE_OBJECT  # how outbox, dead letters and audit are written
     engine: str = "compiled"  # or "python": the record step alone (compiled_step.py)
+    standby_replicas: int = 0  # warm copies of each partition on other workers (standby.py)
 
     @property
     def changelog_topic(self) -> str:

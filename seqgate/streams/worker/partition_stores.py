@@ -11,6 +11,7 @@ here, as a rebuild or as one `WorkerFatalError` line.
 from __future__ import annotations
 
 import logging
+import time
 
 from confluent_kafka import Consumer
 
@@ -53,14 +54,19 @@ class PartitionStores:
     def __len__(self) -> int:
         return len(self._stores)
 
-    def assign(self, partitions: list[int]) -> None:
-        """Open, check and restore the store of each newly assigned partition."""
+    def assign(self, partitions: list[int]) -> dict[int, tuple[int, float]]:
+        """Open, check and restore the store of each newly assigned partition.
+        Returns, per partition, (changelog records restored, seconds it took)."""
         self._metrics.restore_started(len(partitions))
-        topic_id = self._changelog_topic_id() if partitions else ""
+        topic_id = self.changelog_topic_id() if partitions else ""
+        restores: dict[int, tuple[int, float]] = {}
         for partition in partitions:
+            began = time.monotonic()
             restored = self._open_restored(partition, topic_id)
+            restores[partition] = (restored, time.monotonic() - began)
             self._metrics.restore_finished()
             log.info("assigned", extra={"partition": partition, "restored": restored})
+        return restores
 
     def rebuild(self, damage: StateDamaged) -> None:
         """A read or write of a store failed while processing: move it aside and restore
@@ -75,7 +81,7 @@ class PartitionStores:
         store.close()
         self._metrics.restore_started(1)
         restored = self._open_restored(
-            partition, self._changelog_topic_id(), damaged=damage, at_least=at_least
+            partition, self.changelog_topic_id(), damaged=damage, at_least=at_least
         )
         self._metrics.restore_finished()
         log.info("restored after damage", extra={"partition": partition, "restored": restored})
@@ -106,7 +112,7 @@ class PartitionStores:
             store.close()
         self._stores.clear()
 
-    def _changelog_topic_id(self) -> str:
+    def changelog_topic_id(self) -> str:
         try:
             return changelog_topic_id(
                 self.config.kafka,

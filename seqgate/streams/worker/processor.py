@@ -52,7 +52,9 @@ from seqgate.streams.worker.outage import WriteOutage
 from seqgate.streams.worker.partition_stores import PartitionStores, describe_unavailable
 from seqgate.streams.worker.pending import OpenTransaction, TransactionParts
 from seqgate.streams.worker.refused import RefusedRecords
+from seqgate.streams.worker.standby import StandbyReplicas
 from seqgate.streams.worker.step import RecordStep
+from seqgate.streams.worker.takeover import Takeovers
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +77,7 @@ class Worker:
     committed_records = CheckpointCount()  # input records of committed transactions
     compiled_records = CheckpointCount()  # of those, decided by the compiled core
     aborts = CheckpointCount()
+    _standbys: StandbyReplicas | None = None  # --standby-replicas: started by run()
 
     def __init__(
         self,
@@ -148,6 +151,7 @@ class Worker:
             outage=self._outage,
         )
         self.counters = self._checkpoint.counters
+        self._takeovers = Takeovers(self.metrics)
         self._liveness = LivenessCheck(
             stall,
             self._consumer,
@@ -170,6 +174,11 @@ class Worker:
         """
         self._outage.stop = stop  # a stop also ends a write outage's waits
         self._session.init()
+        if self.config.standby_replicas > 0:
+            self._standbys = StandbyReplicas(
+                self.config, self._stores.changelog_topic_id(), self.metrics
+            )
+            self._standbys.start()
         self._consumer.subscribe(
             [self.config.input_topic],
             on_assign=self._on_assign,
@@ -249,7 +258,9 @@ class Worker:
 
     def _commit(self) -> None:
         self._cadence.committing(time.monotonic())
+        partitions = list(self._transaction.pending.next_offsets)
         self._checkpoint.commit()
+        self._takeovers.committed(partitions)
 
     def _commit_or_recover(self) -> bool:
         """Commit the open transaction; False when it was aborted (and the input rewound)."""
@@ -277,7 +288,12 @@ class Worker:
     # ---- rebalancing ---------------------------------------------------------------------------
 
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        self._stores.assign([tp.partition for tp in partitions])
+        at, began = time.time(), time.monotonic()
+        numbers = [tp.partition for tp in partitions]
+        # A standby of one of them is handed over first: the restore then reads its tail.
+        warm = self._standbys.own(numbers) if self._standbys is not None else frozenset()
+        restores = self._stores.assign(numbers)
+        self._takeovers.assigned(at, began, restores, warm)
         self.metrics.partitions_assigned(len(self._stores))
         self._liveness.assigned()
 
@@ -315,11 +331,16 @@ class Worker:
             self._checkpoint.committed_offsets.pop(tp.partition, None)
             self._refused.release(tp.partition)
             self._stores.release(tp.partition)
+            self._takeovers.released(tp.partition)
+        if self._standbys is not None:  # warm already: they may stay here as standbys
+            self._standbys.disown([tp.partition for tp in partitions])
         self.metrics.forget(partitions)
         self.metrics.partitions_assigned(len(self._stores))
 
     def _close(self, graceful: bool) -> None:
         try:
+            if self._standbys is not None:
+                self._standbys.close()
             self._session.close(flush_timeout_s=5 if graceful else 0)
         finally:
             self._restore_consumer.close()
