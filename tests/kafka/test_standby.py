@@ -13,6 +13,7 @@ import contextlib
 import dataclasses
 import json
 import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -102,7 +103,13 @@ class Pipeline:
 
 
 @contextlib.contextmanager
-def pipeline(bootstrap: str, name: str, tmp_path: Path, seed: int) -> Iterator[Pipeline]:
+def pipeline(
+    bootstrap: str,
+    name: str,
+    tmp_path: Path,
+    seed: int,
+    session_timeout_ms: int = SESSION_TIMEOUT_MS,
+) -> Iterator[Pipeline]:
     """Topics with the preload in them, a group probe, and a launcher logging at info."""
     workload = build_workload(seed, EVENTS, IDENTITIES)
     config = make_config(bootstrap, name, tmp_path, partitions=PARTITIONS)
@@ -115,7 +122,7 @@ def pipeline(bootstrap: str, name: str, tmp_path: Path, seed: int) -> Iterator[P
             config,
             tmp_path / "state",
             tmp_path / "logs",
-            session_timeout_ms=SESSION_TIMEOUT_MS,
+            session_timeout_ms=session_timeout_ms,
             transaction_timeout_ms=TRANSACTION_TIMEOUT_MS,
             log_level="info",
         ) as launcher:
@@ -238,3 +245,52 @@ def log_lines_matching(worker: WorkerProcess, prefix: str) -> list[dict[str, Any
         if isinstance(entry, dict) and str(entry.get("msg", "")).startswith(prefix):
             found.append(entry)
     return found
+
+
+def test_a_worker_stopped_with_dynamic_membership_hands_over_at_once(
+    kafka_bootstrap: str, unique_name: str, tmp_path: Path
+) -> None:
+    """With --membership dynamic a stopped worker leaves the group: its partitions move to
+    the standbys at once, not after the session timeout (30 s here)."""
+    session_timeout_s = 30
+    options = [*STANDBY, "--membership", "dynamic"]
+    everything = set(range(PARTITIONS))
+    with pipeline(kafka_bootstrap, unique_name, tmp_path, 13, session_timeout_s * 1000) as run:
+        config, workload, probe, launcher = run.config, run.workload, run.probe, run.launcher
+
+        def owners() -> list[set[int]]:  # members are named by member id: no instance ids
+            return [partitions for partitions in probe.assignment().values() if partitions]
+
+        a = launcher.start("a", extra_args=options)
+        wait_for(lambda: owners() == [everything], 90, "a to start")
+        probe.wait_caught_up(120, "a to process the preload")
+        b = launcher.start("b", extra_args=options)
+
+        def assigned_to_b() -> set[int]:
+            return {entry["partition"] for entry in log_lines(b, "assigned")}
+
+        def shared() -> bool:  # and b has opened its partitions
+            return len(owners()) == 2 and assigned_to_b() in owners()
+
+        wait_for(shared, 90, "a and b to share the partitions")
+        moved = everything - assigned_to_b()
+        wait_for(lambda: moved <= standbys_caught_up(b), 60, "b's standbys to catch up")
+        feeder = Feeder(
+            kafka_bootstrap, config.input_topic, workload.records[PRELOAD:], pause_s=0.3
+        ).start()
+        stopped = time.monotonic()
+        assert a.stop() == 0, a.stderr()[-3000:]
+        wait_for(lambda: owners() == [everything], session_timeout_s, "b to own every partition")
+        handover_s = time.monotonic() - stopped
+        feeder.join(120)
+        probe.wait_caught_up(120, "b to process everything")
+        serving = {entry["partition"]: entry for entry in log_lines(b, "partition serving")}
+        assert b.stop() == 0, b.stderr()[-3000:]
+
+    assert handover_s < session_timeout_s / 3, handover_s
+    assert moved and all(serving[partition]["standby"] is True for partition in moved), serving
+    check_verified(
+        kafka_bootstrap, config, inputs=EVENTS, min_accepted=workload.expected["accepted"]
+    )
+    directories = [launcher.state_directory("a"), launcher.state_directory("b")]
+    assert check_stores_match_replay(kafka_bootstrap, config, directories) == IDENTITIES

@@ -129,6 +129,16 @@ def worker_options(func: F) -> F:
             " changelog.",
         ),
         setting(
+            "--membership",
+            "SEQGATE_MEMBERSHIP",
+            default="static",
+            type=click.Choice(["static", "dynamic"]),
+            help="static: the group keeps a stopped worker's partitions for"
+            " --session-timeout-ms, so a restart takes them back without a move; dynamic: a"
+            " stopped worker leaves the group and its partitions move at once (scale-down,"
+            " handover to standbys).",
+        ),
+        setting(
             "--instance-id",
             "SEQGATE_INSTANCE_ID",
             type=KafkaMemberId(),
@@ -173,6 +183,7 @@ def worker(
     framing: Framing,
     engine: str,
     standby_replicas: int,
+    membership: str,
 ) -> None:
     """Run the exactly-once processor until SIGTERM or Ctrl-C.
 
@@ -209,6 +220,7 @@ def worker(
         framing=framing,
         engine=engine,
         standby_replicas=standby_replicas,
+        membership=membership,
     )
     if print_config:
         click.echo(json.dumps(resolved_configuration(config), indent=2))
@@ -244,6 +256,7 @@ def resolved_configuration(config: WorkerConfig) -> dict[str, object]:
         "schema_registry": describe_registry(config.framing),
         "engine": config.engine,
         "standby_replicas": config.standby_replicas,
+        "membership": config.membership,
     }
 
 

@@ -41,6 +41,9 @@ class WorkerConfig:
     framing: Framing = SINGLE_OBJECT  # how outbox, dead letters and audit are written
     engine: str = "compiled"  # or "python": the record step alone (compiled_step.py)
     standby_replicas: int = 0  # warm copies of each partition on other workers (standby.py)
+    # static: the group keeps a stopped worker's partitions for --session-timeout-ms (its
+    # restart takes them back without a move); dynamic: a stopped worker leaves at once.
+    membership: str = "static"
 
     @property
     def changelog_topic(self) -> str:
@@ -52,14 +55,18 @@ class WorkerConfig:
 
 
 def consumer_config(config: WorkerConfig) -> dict[str, object]:
-    """The input consumer: read_committed, manual commits, static membership."""
+    """The input consumer: read_committed, manual commits, static membership unless
+    --membership dynamic."""
+    # Static membership: a restarted instance takes its partitions back at once instead of
+    # waiting for the session timeout. But librdkafka never sends a static member's
+    # LeaveGroup, so a worker stopped for good keeps its partitions idle for that timeout:
+    # dynamic membership hands them over at the stop (docs/processor.md, "Membership").
+    static = {"group.instance.id": config.instance_id} if config.membership == "static" else {}
     return group_consumer_config(
         config.kafka,
         config.application_id,
         **{
-            # Static membership: a restarted instance takes its partitions
-            # back at once instead of waiting for the session timeout.
-            "group.instance.id": config.instance_id,
+            **static,
             "session.timeout.ms": config.session_timeout_ms,
             "enable.partition.eof": False,
             **config.extra_consumer_config,

@@ -291,7 +291,8 @@ class Worker:
         at, began = time.time(), time.monotonic()
         numbers = [tp.partition for tp in partitions]
         # A standby of one of them is handed over first: the restore then reads its tail.
-        warm = self._standbys.own(numbers) if self._standbys is not None else frozenset()
+        standbys = self._standbys
+        warm = frozenset() if standbys is None else standbys.own(numbers, self._member(consumer))
         restores = self._stores.assign(numbers)
         self._takeovers.assigned(at, began, restores, warm)
         self.metrics.partitions_assigned(len(self._stores))
@@ -333,9 +334,15 @@ class Worker:
             self._stores.release(tp.partition)
             self._takeovers.released(tp.partition)
         if self._standbys is not None:  # warm already: they may stay here as standbys
-            self._standbys.disown([tp.partition for tp in partitions])
+            self._standbys.disown([tp.partition for tp in partitions], self._member(None))
         self.metrics.forget(partitions)
         self.metrics.partitions_assigned(len(self._stores))
+
+    def _member(self, consumer: Consumer | None) -> str:
+        """This worker's name in the group's description (rules/placement.py)."""
+        if self.config.membership == "static":
+            return self.config.instance_id
+        return (consumer or self._consumer).memberid() or self.config.instance_id
 
     def _close(self, graceful: bool) -> None:
         try:

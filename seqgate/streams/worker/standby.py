@@ -74,6 +74,7 @@ _HANDOVER_WAIT_S = 30.0
 class _Request:
     kind: str  # own, disown
     partitions: frozenset[int]
+    member: str  # this worker's name in the group (see StandbyReplicas.own)
     done: threading.Event = field(default_factory=threading.Event)
     warm: frozenset[int] = frozenset()  # for own: the partitions handed over warm
 
@@ -89,6 +90,7 @@ class StandbyReplicas:
         self._requests: queue.Queue[_Request] = queue.Queue()
         self._stop = threading.Event()
         self._owned: frozenset[int] = frozenset()
+        self._member = config.instance_id
         self._stores: dict[int, PartitionStore] = {}
         self._caught_up: set[int] = set()
         self._refresh_at = 0.0
@@ -100,18 +102,21 @@ class StandbyReplicas:
 
     # ---- the worker's requests (its own thread) ----------------------------------------
 
-    def own(self, partitions: list[int]) -> frozenset[int]:
+    def own(self, partitions: list[int], member: str) -> frozenset[int]:
         """The worker was assigned `partitions`: hand their standby stores over (closed).
-        Returns those that were warm standbys. Waits for the thread (bounded)."""
-        request = _Request("own", frozenset(partitions))
+        Returns those that were warm standbys. Waits for the thread (bounded).
+
+        `member`: the worker's name in the group's description, its instance id (static
+        membership) or its current member id (dynamic)."""
+        request = _Request("own", frozenset(partitions), member)
         self._requests.put(request)
         if self._thread.is_alive():
             request.done.wait(_HANDOVER_WAIT_S)
         return request.warm
 
-    def disown(self, partitions: list[int]) -> None:
+    def disown(self, partitions: list[int], member: str) -> None:
         """The worker released `partitions`: they may become standbys here."""
-        self._requests.put(_Request("disown", frozenset(partitions)))
+        self._requests.put(_Request("disown", frozenset(partitions), member))
 
     def close(self) -> None:
         self._stop.set()
@@ -154,6 +159,7 @@ class StandbyReplicas:
                 request = self._requests.get_nowait()
             except queue.Empty:
                 return
+            self._member = request.member
             if request.kind == "own":
                 self._owned |= request.partitions
                 request.warm = frozenset(
@@ -172,7 +178,7 @@ class StandbyReplicas:
         assignment = self._assignment(admin)
         if assignment is None:
             return  # keep what is there: the next question may be answered
-        wanted = standbys_of(self.config.instance_id, assignment, self.config.standby_replicas)
+        wanted = standbys_of(self._member, assignment, self.config.standby_replicas)
         wanted -= self._owned
         for partition in sorted(set(self._stores) - wanted):
             self._drop(consumer, partition)
