@@ -5,7 +5,9 @@ ids) split the 6 input partitions. `a` is SIGKILLed mid-stream; once its session
 times out the survivor `b` takes over a's partitions, restores their watermarks
 from the changelog and processes everything: `verify` passes. Then `a` restarts
 and, by a cooperative rebalance, takes partitions back from `b`; after more
-input, `verify` passes again: no duplicate and no loss across both moves.
+input, `verify` passes again: no duplicate and no loss across both moves. With one
+standby replica each (the fast tier; the soak tier also runs without), b serves a's
+partitions from its warm standby stores, and the stores compared at the end include them.
 
 With static membership the takeover waits for `--session-timeout-ms`; if `a`
 died holding a transaction with offsets, `b` also waits for that transaction to
@@ -43,10 +45,18 @@ FIRST, SECOND = sized(fast=(10_000, 30_000), soak=(20_000, 60_000))
 PARTITIONS = 6
 SESSION_TIMEOUT_MS = 6_000  # the broker's group.min.session.timeout.ms
 TRANSACTION_TIMEOUT_MS = 10_000
+# Standby replicas (--standby-replicas): with one, b takes a's partitions over from its warm
+# standbys and a takes some back from its own; the soak tier runs both ways.
+STANDBYS = sized(fast=[1], soak=[0, 1])
 
 
+@pytest.mark.parametrize("standbys", STANDBYS)
 def test_survivor_takes_over_then_partitions_move_back(
-    kafka_bootstrap: str, unique_name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    kafka_bootstrap: str,
+    unique_name: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    standbys: int,
 ) -> None:
     started = time.monotonic()
     rng = random.Random()
@@ -67,8 +77,9 @@ def test_survivor_takes_over_then_partitions_move_back(
             session_timeout_ms=SESSION_TIMEOUT_MS,
             transaction_timeout_ms=TRANSACTION_TIMEOUT_MS,
         ) as launcher:
-            a = launcher.start("a")
-            b = launcher.start("b")
+            options = ["--standby-replicas", str(standbys)]
+            a = launcher.start("a", extra_args=options)
+            b = launcher.start("b", extra_args=options)
 
             def shared() -> bool:
                 owners = probe.assignment()
@@ -107,7 +118,7 @@ def test_survivor_takes_over_then_partitions_move_back(
 
             # a comes back: a cooperative rebalance gives it partitions back.
             returned_at = time.monotonic()
-            a = launcher.start("a")
+            a = launcher.start("a", extra_args=options)
 
             def moved_back() -> bool:
                 owners = probe.assignment()
@@ -135,7 +146,7 @@ def test_survivor_takes_over_then_partitions_move_back(
     totals = report.totals()
     with capsys.disabled():
         print(
-            f"\n[torture two workers] {workload.summary()}"
+            f"\n[torture two workers, {standbys} standby] {workload.summary()}"
             f"\n  a owned {sorted(owned_by_a)} when SIGKILLed; b owned all after {takeover_s:.1f}s"
             f" (session timeout {SESSION_TIMEOUT_MS} ms), caught up after {caught_up_s:.1f}s;"
             f" verify then: inputs={after_kill['inputs']} accepted={after_kill['expected']}"
