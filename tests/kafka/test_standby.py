@@ -21,6 +21,8 @@ from typing import Any
 import pytest
 from confluent_kafka import Producer
 
+from seqgate.streams.runtime.kafka_settings import KafkaSettings
+from seqgate.streams.tools.inspect import group_status
 from seqgate.streams.worker.config import WorkerConfig
 from tests.support.kafka_helpers import end_offsets, make_config, wait_for
 from tests.support.state_damage import delete_current
@@ -66,6 +68,19 @@ def log_lines(worker: WorkerProcess, message: str) -> list[dict[str, Any]]:
 
 def standbys_caught_up(worker: WorkerProcess) -> set[int]:
     return {entry["partition"] for entry in log_lines(worker, "standby caught up")}
+
+
+def standbys_in_status(bootstrap: str, config: WorkerConfig) -> dict[int, str]:
+    """partition -> the one worker `seqgate status` shows keeping a standby of it, caught up
+    to within a few records (a partition with no, or more than one, standby: absent)."""
+    report = group_status(
+        KafkaSettings(bootstrap), config.application_id, config.input_topic, config.changelog_topic
+    )
+    return {
+        row.partition: row.standbys[0].instance_id
+        for row in report.partitions
+        if len(row.standbys) == 1 and row.standbys[0].lag < 100
+    }
 
 
 def both_serving(probe: GroupProbe) -> bool:
@@ -139,6 +154,13 @@ def test_a_survivor_takes_over_from_its_warm_standbys(
         a, b = start_pair(launcher, probe)
         moved = probe.assignment()["a"]
         assert not moved & {entry["partition"] for entry in log_lines(b, "assigned")}
+        # `seqgate status` shows each partition's standby on the other worker.
+        kept_by = {p: "b" for p in moved} | {p: "a" for p in set(range(PARTITIONS)) - moved}
+        wait_for(
+            lambda: standbys_in_status(kafka_bootstrap, config) == kept_by,
+            30,
+            f"seqgate status to show the standbys {kept_by}",
+        )
         changelog_at_kill = end_offsets(kafka_bootstrap, config.changelog_topic)
         feeder = Feeder(
             kafka_bootstrap, config.input_topic, workload.records[PRELOAD:], pause_s=0.3

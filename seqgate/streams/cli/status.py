@@ -26,7 +26,9 @@ def status(kafka: KafkaSettings, input_topic: str, application_id: str, as_json:
     transactional input producer count as offsets too), and `last_commit` the time of
     the newest record in the partition's changelog, i.e. of the last committed
     transaction that changed its state (a transaction of only duplicates writes none).
-    Times are UTC.
+    `standbys` lists the workers keeping a standby replica of the partition
+    (--standby-replicas) and how many changelog records each has yet to apply, as they
+    reported within the last seconds. Times are UTC.
 
     \b
     Example:
@@ -45,9 +47,10 @@ def status(kafka: KafkaSettings, input_topic: str, application_id: str, as_json:
     for member in group.members:
         assigned = ",".join(str(p) for p in member.partitions) or "none"
         click.echo(f"  member {member.describe()}: partitions {assigned}")
-    click.echo("partition\tcommitted\tend\tlag\tlast_commit")
+    click.echo("partition\tcommitted\tend\tlag\tlast_commit\tstandbys")
     for row in report.partitions:
         committed = "none" if row.committed is None else str(row.committed)
         when = format_time(row.last_commit_ms) or "-"
-        click.echo(f"{row.partition}\t{committed}\t{row.end}\t{row.lag}\t{when}")
+        standbys = ",".join(standby.describe() for standby in row.standbys) or "-"
+        click.echo(f"{row.partition}\t{committed}\t{row.end}\t{row.lag}\t{when}\t{standbys}")
     click.echo(f"total lag: {report.total_lag()}")

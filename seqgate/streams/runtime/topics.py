@@ -40,6 +40,21 @@ def changelog_topic(application_id: str) -> str:
     return f"{application_id}-watermarks-changelog"
 
 
+# The metadata of a standby's committed progress: this prefix, then epoch milliseconds.
+STANDBY_STAMP = "standby@"
+
+
+def standby_group(application_id: str, instance_id: str) -> str:
+    """The consumer group under which a worker's standby replicas record how far each has
+    applied the changelog (read by `seqgate status` and any Kafka tool that shows a
+    group's lag). It never joins the group: it only commits offsets there."""
+    return f"{standby_group_prefix(application_id)}{instance_id}"
+
+
+def standby_group_prefix(application_id: str) -> str:
+    return f"{application_id}-standby-"
+
+
 def pipeline_topics(
     *,
     input_topic: str,

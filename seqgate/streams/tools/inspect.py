@@ -45,6 +45,7 @@ from seqgate.streams.runtime.partition_reader import (
 from seqgate.streams.runtime.progress import Meter, NoMeter
 from seqgate.streams.state.keys import watermark_key
 from seqgate.streams.tools.replay import InputRecord
+from seqgate.streams.tools.standby_status import StandbyProgress, standby_progress
 
 _T = TypeVar("_T")
 
@@ -396,6 +397,7 @@ class PartitionStatus:
     end: int  # last stable offset of the input partition
     lag: int  # end - committed (or end - earliest when nothing is committed)
     last_commit_ms: int | None  # newest record time of the changelog partition
+    standbys: tuple[StandbyProgress, ...] = ()  # reported lately (tools/standby_status.py)
 
     def as_dict(self) -> dict[str, object]:
         return {**asdict(self), "last_commit": format_time(self.last_commit_ms)}
@@ -438,17 +440,24 @@ def group_status(
     ends = stable_ends(admin, input_topic, partitions)
     earliest = earliest_offsets(admin, input_topic, partitions)
     last_commit: dict[int, int | None] = {p: None for p in partitions}
+    standbys: dict[int, list[StandbyProgress]] = {p: [] for p in partitions}
     if topic_partitions_or_none(admin, changelog_topic, timeout) == count:
         spec = OffsetSpec.max_timestamp()  # type: ignore[no-untyped-call]
         for p, (offset, timestamp) in list_offsets(
             admin, changelog_topic, partitions, spec
         ).items():
             last_commit[p] = timestamp if offset >= 0 and timestamp >= 0 else None
+        changelog_ends = stable_ends(admin, changelog_topic, partitions)
+        for standby in standby_progress(
+            admin, application_id, changelog_topic, changelog_ends, timeout
+        ):
+            standbys.setdefault(standby.partition, []).append(standby)
     rows = []
     for p in partitions:
         done = committed[p]
         start = done if done is not None else earliest[p]
-        rows.append(PartitionStatus(p, done, ends[p], max(ends[p] - start, 0), last_commit[p]))
+        lag = max(ends[p] - start, 0)
+        rows.append(PartitionStatus(p, done, ends[p], lag, last_commit[p], tuple(standbys[p])))
     return GroupStatus(description, input_topic, changelog_topic, rows)
 
 

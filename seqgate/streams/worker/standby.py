@@ -39,6 +39,7 @@ from seqgate.streams.rules.placement import standbys_of
 from seqgate.streams.runtime.kafka_clients import client_config
 from seqgate.streams.runtime.metrics import WorkerMetrics
 from seqgate.streams.runtime.partition_reader import reader_config
+from seqgate.streams.runtime.topics import STANDBY_STAMP, standby_group
 from seqgate.streams.state.recovery import (
     Rebuild,
     damage_text,
@@ -128,7 +129,10 @@ class StandbyReplicas:
     def _run(self) -> None:
         consumer = Consumer(
             {
-                **reader_config(self.config.kafka, f"{self.config.application_id}-standby"),
+                **reader_config(
+                    self.config.kafka,
+                    standby_group(self.config.application_id, self.config.instance_id),
+                ),
                 # A follower, not a reader that stops at the end: fetches wait a little
                 # for new records rather than asking the broker a hundred times a second.
                 "fetch.wait.max.ms": 100,
@@ -346,19 +350,29 @@ class StandbyReplicas:
             self._drop(consumer, partition)
 
     def _observe_lag(self, consumer: Consumer) -> None:
+        """The lag gauges, and each standby's progress committed to its group, with the
+        time in the metadata: `seqgate status` shows only standbys heard of lately."""
         now = time.monotonic()
         if now - self._lag_at < _LAG_EVERY_S:
             return
         self._lag_at = now
+        stamp = f"{STANDBY_STAMP}{int(time.time() * 1000)}"
+        progress = []
         for partition, store in self._stores.items():
             tp = TopicPartition(self.config.changelog_topic, partition)
+            done = store.known_next_offset or 0
+            progress.append(TopicPartition(tp.topic, partition, done, metadata=stamp))
             try:
                 _low, high = consumer.get_watermark_offsets(tp, cached=True)
             except KafkaException:
                 continue
             if high >= 0:
-                done = store.known_next_offset or 0
                 self._metrics.standby_lag.labels(str(partition)).set(max(0, high - done))
+        if progress:
+            try:
+                consumer.commit(offsets=progress, asynchronous=True)
+            except KafkaException as error:  # a report only: the next one may get through
+                log.info("standby progress not recorded", extra={"error": str(error.args[0])})
 
     def _rebuilt(self, rebuild: Rebuild) -> None:
         log.warning(

@@ -1,4 +1,5 @@
-"""Standby placement (seqgate.streams.rules.placement): never on the owner, spread evenly."""
+"""Standby replicas' pure parts: placement (never on the owner, spread evenly), and reading
+their reports back (seqgate.streams.tools.standby_status)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from seqgate.streams.rules.placement import standby_placement, standbys_of
+from seqgate.streams.runtime.topics import STANDBY_STAMP
+from seqgate.streams.tools.standby_status import stamped_ms
 
 
 def _assignment(members: int, partitions: int) -> dict[str, frozenset[int]]:
@@ -60,3 +63,11 @@ def test_each_partition_gets_its_copies_away_from_its_owner_and_evenly(
     # Evenly: with owners whose partition counts differ by one at most, the members' standby
     # counts differ by at most the copies of one partition.
     assert max(loads) - min(loads) <= max(1, copies), loads
+
+
+def test_a_standbys_report_is_read_from_its_offsets_metadata() -> None:
+    assert stamped_ms(f"{STANDBY_STAMP}1796663355749") == 1796663355749
+    assert stamped_ms(None) is None
+    assert stamped_ms("") is None
+    assert stamped_ms("something else") is None
+    assert stamped_ms(f"{STANDBY_STAMP}not-a-number") is None
