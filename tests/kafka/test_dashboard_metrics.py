@@ -4,6 +4,7 @@ real worker or a real HTTP bridge, so the dashboard cannot drift from the code."
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -36,11 +37,17 @@ def test_every_metric_of_the_dashboard_is_exported(
 ) -> None:
     used = used_by_dashboard()
     config = make_config(kafka_bootstrap, unique_name, tmp_path, metrics_port=0)
+    config = dataclasses.replace(config, standby_replicas=1)
     worker = Worker(config)
     server = worker.metrics.server
     assert server is not None
     metrics_url = f"http://127.0.0.1:{server.port}/metrics"
-    with running(worker) as run:
+    # A second worker in the group: the first keeps standbys of its partitions (the
+    # standby series), and each takes partitions over from the other (the takeover ones).
+    other = dataclasses.replace(
+        config, instance_id="w1", state_dir=tmp_path / "w1", metrics_port=None
+    )
+    with running(worker) as run, running(Worker(other)) as other_run:
         # The bridge publishes into the worker's input: one accepted event, one dead letter
         # and one failed authentication; an undecodable record gives the worker a rejection
         # of its own: every labelled series the dashboard reads then exists.
@@ -59,6 +66,7 @@ def test_every_metric_of_the_dashboard_is_exported(
             wait_for(lambda: not missing(), 30, "the worker's series")
         assert not missing(), f"the dashboard queries metrics nothing exports: {missing()}"
     assert not run.errors, run.errors
+    assert not other_run.errors, other_run.errors
     assert used >= {"seqgate_worker_decisions_total", "seqgate_bridge_records_total"}
 
 
