@@ -26,6 +26,7 @@ from seqgate.streams.tools.inspect import group_status
 from seqgate.streams.worker.config import WorkerConfig
 from tests.support.kafka_helpers import end_offsets, make_config, wait_for
 from tests.support.state_damage import delete_current
+from tests.support.tier import sized
 from tests.support.torture_helpers import (
     Feeder,
     GroupProbe,
@@ -43,9 +44,10 @@ from tests.support.torture_helpers import (
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 
 PARTITIONS = 6
-EVENTS = 16_000
-IDENTITIES = 4_000
-PRELOAD = 10_000
+# The soak tier takes over a larger state (the survivor test alone runs there).
+EVENTS = sized(fast=16_000, soak=200_000)
+IDENTITIES = sized(fast=4_000, soak=100_000)
+PRELOAD = EVENTS * 5 // 8
 SESSION_TIMEOUT_MS = 6_000  # the broker's group.min.session.timeout.ms
 TRANSACTION_TIMEOUT_MS = 10_000
 STANDBY = ["--standby-replicas", "1"]
@@ -146,6 +148,7 @@ def pipeline(
         probe.close()
 
 
+@pytest.mark.tier("fast", "soak")
 def test_a_survivor_takes_over_from_its_warm_standbys(
     kafka_bootstrap: str, unique_name: str, tmp_path: Path
 ) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -18,6 +18,7 @@ from seqgate.streams.runtime.kafka_settings import KafkaSettings
 from seqgate.streams.worker.cadence import DEFAULT_COMMIT_EVERY, DEFAULT_COMMIT_INTERVAL_MS
 
 if TYPE_CHECKING:
+    from seqgate.streams.devtools.bench.failover import FailoverSettings
     from seqgate.streams.devtools.bench.runner import BenchSettings
 
 _QUICK = {
@@ -38,6 +39,8 @@ _FULL = {
 _TORTURE = {"events": 200_000, "identities": 20_000}
 _TORTURE_QUICK = {"events": 50_000, "identities": 5_000}
 _ALL_PEERS = ("kafka-streams", "quix", "faust")
+# --failover's state sizes (K), by --quick.
+_FAILOVER_K = {False: (100_000, 1_000_000), True: (20_000,)}
 
 
 @click.command("bench")
@@ -144,6 +147,34 @@ _ALL_PEERS = ("kafka-streams", "quix", "faust")
     show_default=True,
     help="SIGKILLs per system in --peer-torture.",
 )
+@click.option(
+    "--failover",
+    is_flag=True,
+    help="Instead of measuring speed: time how long partitions go unserved when one of two"
+    " workers is killed (SIGKILL) or stopped (SIGTERM), with 0 and 1 standby replicas, under"
+    " a steady offered load (issue 39). Default K 100,000 and 1,000,000 (quick 20,000).",
+)
+@click.option(
+    "--failover-identities",
+    default=None,
+    metavar="K[,K...]",
+    help="--failover: the state sizes (distinct identities pre-loaded), one run each.",
+)
+@click.option(
+    "--failover-rate",
+    type=click.FloatRange(min=0, min_open=True),
+    default=2_000.0,
+    show_default=True,
+    help="--failover: events/s offered during the kill and the takeover.",
+)
+@click.option(
+    "--failover-membership",
+    type=click.Choice(["static", "dynamic"]),
+    default="static",
+    show_default=True,
+    help="--failover: the workers' --membership (static keeps a stopped worker's partitions"
+    " for the session timeout; dynamic hands them over at the stop).",
+)
 @click.option("--profile", is_flag=True, help="Also run the Worker under cProfile (not timed).")
 @click.option("--keep-topics", is_flag=True, help="Do not delete the benchmark's topics.")
 @click.option("--quick", is_flag=True, help="Small N/K (20,000 / 2,000): under a minute, for CI.")
@@ -188,6 +219,7 @@ def bench(
     quick: bool,
     report: Path,
     chart: Path,
+    **failover_options: Any,  # --failover and its options (_failover_ran)
 ) -> None:
     """Measure the processor against its limit, the guide's SQLite reference,
     latency, restore and the bridge, in one run; print a table, write a JSON
@@ -198,13 +230,16 @@ def bench(
       seqgate bench --quick
       seqgate bench --events 200000 --identities 20000 --report r.json --chart r.png
       seqgate bench --events 400000 --vary producer.linger.ms=0 --vary batch-size=2000
-      seqgate bench --events 400000 --vary schema-registry=mock://bench
       seqgate bench --events 200000 --identities 20000 --vary engine=python
       seqgate bench --quick --peers kafka-streams,quix,faust
+      seqgate bench --failover --failover-identities 100000
     """
     from seqgate.streams.devtools.bench.peers.comparison import parse_peer_names
     from seqgate.streams.devtools.bench.runner import BenchSettings
 
+    other_mode = peer_torture or bool(vary)
+    if _failover_ran(failover_options, other_mode, quick, keep_topics, kafka, report):
+        return
     defaults = _QUICK if quick else _FULL
     if peer_torture:
         defaults = {**defaults, **(_TORTURE_QUICK if quick else _TORTURE)}
@@ -296,6 +331,58 @@ def _torture(
         )
     click.echo(torture_table(result.results, result.schedule))
     report.write_text(json.dumps(result.as_json(), indent=2) + "\n")
+    click.echo(f"report: {report}")
+
+
+def _failover_ran(
+    options: dict[str, Any],
+    other_mode: bool,
+    quick: bool,
+    keep_topics: bool,
+    kafka: KafkaSettings | None,
+    report: Path,
+) -> bool:
+    """Run --failover if asked for (alone: another mode's options are refused); whether it ran."""
+    identities: str | None = options["failover_identities"]
+    if options["failover"] and other_mode:
+        raise click.UsageError("--failover runs alone: leave out --peer-torture and --vary")
+    if not options["failover"]:
+        if identities is not None:
+            raise click.UsageError("--failover-identities is an option of --failover")
+        return False
+    chosen = _failover_settings(
+        identities, options["failover_rate"], options["failover_membership"], quick, keep_topics
+    )
+    _failover(chosen, kafka, report)
+    return True
+
+
+def _failover_settings(
+    identities: str | None, rate: float, membership: str, quick: bool, keep_topics: bool
+) -> FailoverSettings:
+    from seqgate.streams.devtools.bench.failover import FailoverSettings
+    from seqgate.streams.devtools.bench.failover_report import parse_identity_counts
+
+    try:
+        counts = parse_identity_counts(identities) if identities else _FAILOVER_K[quick]
+    except ValueError as error:
+        raise click.UsageError(str(error)) from error
+    return FailoverSettings(
+        identities=counts, offered_rate=rate, keep_topics=keep_topics, membership=membership
+    )
+
+
+def _failover(settings: FailoverSettings, kafka: KafkaSettings | None, report: Path) -> None:
+    from seqgate.streams.devtools.bench.failover import run_failover
+    from seqgate.streams.devtools.bench.failover_report import failover_table
+    from seqgate.streams.devtools.bench.runner import broker
+
+    if kafka is not None:
+        ensure_reachable(kafka)
+    with broker(kafka) as (target, kafka_version):
+        run = run_failover(target, settings, kafka_version)
+    click.echo(failover_table(run.results))
+    report.write_text(json.dumps(run.as_json(), indent=2) + "\n")
     click.echo(f"report: {report}")
 
 
