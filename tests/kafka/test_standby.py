@@ -91,11 +91,13 @@ def both_serving(probe: GroupProbe) -> bool:
     return bool(a) and bool(b) and a | b == set(range(PARTITIONS))
 
 
-def start_pair(launcher: WorkerLauncher, probe: GroupProbe) -> tuple[WorkerProcess, WorkerProcess]:
+def start_pair(
+    launcher: WorkerLauncher, probe: GroupProbe, **a_options: Any
+) -> tuple[WorkerProcess, WorkerProcess]:
     """a and b with one standby each, sharing the partitions, each standby caught up. a
     processes the preload alone first: the partitions it keeps, b has never owned, so b's
     stores of them can only be its standbys' work."""
-    a = launcher.start("a", extra_args=STANDBY)
+    a = launcher.start("a", extra_args=STANDBY, **a_options)
     wait_for(lambda: probe.assignment().get("a") == set(range(PARTITIONS)), 90, "a to start")
     probe.wait_caught_up(120, "a to process the preload")
     b = launcher.start("b", extra_args=STANDBY)
@@ -126,6 +128,7 @@ def pipeline(
     tmp_path: Path,
     seed: int,
     session_timeout_ms: int = SESSION_TIMEOUT_MS,
+    transaction_timeout_ms: int = TRANSACTION_TIMEOUT_MS,
 ) -> Iterator[Pipeline]:
     """Topics with the preload in them, a group probe, and a launcher logging at info."""
     workload = build_workload(seed, EVENTS, IDENTITIES)
@@ -140,7 +143,7 @@ def pipeline(
             tmp_path / "state",
             tmp_path / "logs",
             session_timeout_ms=session_timeout_ms,
-            transaction_timeout_ms=TRANSACTION_TIMEOUT_MS,
+            transaction_timeout_ms=transaction_timeout_ms,
             log_level="info",
         ) as launcher:
             yield Pipeline(config, workload, producer, probe, launcher)
@@ -314,6 +317,45 @@ def test_a_worker_stopped_with_dynamic_membership_hands_over_at_once(
 
     assert handover_s < session_timeout_s / 3, handover_s
     assert moved and all(serving[partition]["standby"] is True for partition in moved), serving
+    check_verified(
+        kafka_bootstrap, config, inputs=EVENTS, min_accepted=workload.expected["accepted"]
+    )
+    directories = [launcher.state_directory("a"), launcher.state_directory("b")]
+    assert check_stores_match_replay(kafka_bootstrap, config, directories) == IDENTITIES
+
+
+def test_a_worker_killed_inside_its_commit_is_taken_over_once_its_transaction_ends(
+    kafka_bootstrap: str, unique_name: str, tmp_path: Path
+) -> None:
+    """a dies between sending its offsets to the transaction and committing it: the group
+    holds those offsets pending until the broker aborts the transaction at its timeout, so
+    b takes a's partitions over from its standbys only then; nothing is lost or doubled."""
+    armed = tmp_path / "armed"
+    with pipeline(kafka_bootstrap, unique_name, tmp_path, 14) as run:
+        config, workload, probe, launcher = run.config, run.workload, run.probe, run.launcher
+        a, b = start_pair(
+            launcher, probe, fault="kill:before_commit", env={"SEQGATE_FAULT_ARMED": str(armed)}
+        )
+        moved = probe.assignment()["a"]
+        feeder = Feeder(
+            kafka_bootstrap, config.input_topic, workload.records[PRELOAD:], pause_s=0.3
+        ).start()
+        armed.touch()  # a kills itself at its next commit, its offsets sent
+        assert a.wait(60) == -9, a.stderr()[-3000:]
+        # The broker checks for expired transactions every 10 s (its default), so an abort
+        # comes up to that long after the timeout.
+        longest = (SESSION_TIMEOUT_MS + 2 * TRANSACTION_TIMEOUT_MS) / 1000 + 15
+        wait_for(
+            lambda: moved <= {e["partition"] for e in log_lines(b, "partition serving")},
+            longest,
+            "b to serve a's partitions",
+        )
+        serving = {entry["partition"]: entry for entry in log_lines(b, "partition serving")}
+        feeder.join(120)
+        probe.wait_caught_up(120, "b to process everything")
+        assert b.stop() == 0, b.stderr()[-3000:]
+
+    assert all(serving[partition]["standby"] is True for partition in moved), serving
     check_verified(
         kafka_bootstrap, config, inputs=EVENTS, min_accepted=workload.expected["accepted"]
     )
