@@ -346,10 +346,12 @@ class Worker:
 
     def _close(self, graceful: bool) -> None:
         try:
-            if self._standbys is not None:
-                self._standbys.close()
+            # The group first: a dynamic member leaves it as its consumer closes, and the
+            # standbys' stores (each flushed as it closes) need not hold the handover back.
             self._session.close(flush_timeout_s=5 if graceful else 0)
         finally:
+            if self._standbys is not None:
+                self._standbys.close()
             self._restore_consumer.close()
             self._stores.close()
             self.metrics.close()
