@@ -16,6 +16,9 @@ from seqgate.streams.runtime.topics import changelog_topic
 from seqgate.streams.worker.cadence import DEFAULT_COMMIT_EVERY, DEFAULT_COMMIT_INTERVAL_MS
 
 
+# The input consumer's heartbeat, at most (and at most a third of the session timeout).
+HEARTBEAT_MS = 500
+
 @dataclass(frozen=True, slots=True)
 class WorkerConfig:
     kafka: KafkaSettings
@@ -68,6 +71,10 @@ def consumer_config(config: WorkerConfig) -> dict[str, object]:
         **{
             **static,
             "session.timeout.ms": config.session_timeout_ms,
+            # A rebalance reaches a member with its next heartbeat's answer: librdkafka's
+            # 3 s default made a handover wait 0-3 s for the survivor to hear of it
+            # (docs/benchmark.md, "Failover with standby replicas").
+            "heartbeat.interval.ms": min(HEARTBEAT_MS, config.session_timeout_ms // 3),
             "enable.partition.eof": False,
             **config.extra_consumer_config,
         },

@@ -78,6 +78,7 @@ class Worker:
     compiled_records = CheckpointCount()  # of those, decided by the compiled core
     aborts = CheckpointCount()
     _standbys: StandbyReplicas | None = None  # --standby-replicas: started by run()
+    _closing = False  # set by _close: stores are closed after the consumer
 
     def __init__(
         self,
@@ -331,7 +332,8 @@ class Worker:
         for tp in partitions:
             self._checkpoint.committed_offsets.pop(tp.partition, None)
             self._refused.release(tp.partition)
-            self._stores.release(tp.partition)
+            if not self._closing:  # else closed after the consumer: see _close
+                self._stores.release(tp.partition)
             self._takeovers.released(tp.partition)
         if self._standbys is not None:  # warm already: they may stay here as standbys
             self._standbys.disown([tp.partition for tp in partitions], self._member(None))
@@ -345,6 +347,10 @@ class Worker:
         return (consumer or self._consumer).memberid() or self.config.instance_id
 
     def _close(self, graceful: bool) -> None:
+        # Closing the consumer revokes its partitions; their stores are closed after it
+        # (below), since closing a large store takes a while and a dynamic member leaves
+        # the group only once the revocation is done.
+        self._closing = True
         try:
             # The group first: a dynamic member leaves it as its consumer closes, and the
             # standbys' stores (each flushed as it closes) need not hold the handover back.
