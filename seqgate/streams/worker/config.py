@@ -15,9 +15,9 @@ from seqgate.streams.runtime.kafka_settings import KafkaSettings
 from seqgate.streams.runtime.topics import changelog_topic
 from seqgate.streams.worker.cadence import DEFAULT_COMMIT_EVERY, DEFAULT_COMMIT_INTERVAL_MS
 
-
 # The input consumer's heartbeat, at most (and at most a third of the session timeout).
 HEARTBEAT_MS = 500
+
 
 @dataclass(frozen=True, slots=True)
 class WorkerConfig:
