@@ -335,7 +335,7 @@ class Worker:
             if not self._closing:  # else closed after the consumer: see _close
                 self._stores.release(tp.partition)
             self._takeovers.released(tp.partition)
-        if self._standbys is not None:  # warm already: they may stay here as standbys
+        if self._standbys is not None and not self._closing:  # warm: they may stay standbys
             self._standbys.disown([tp.partition for tp in partitions], self._member(None))
         self.metrics.forget(partitions)
         self.metrics.partitions_assigned(len(self._stores))
