@@ -132,14 +132,7 @@ class PartitionStores:
     ) -> int:
         """Open the partition's store (rebuilt if it cannot be trusted) and restore it."""
         config = self.config
-        identity = StoreIdentity(
-            application_id=config.application_id,
-            input_topic=config.input_topic,
-            partition=partition,
-            changelog_topic=config.changelog_topic,
-            changelog_partition=partition,  # the changelog is co-partitioned with the input
-            changelog_topic_id=topic_id,
-        )
+        identity = store_identity(config, partition, topic_id)
         progress = self._metrics.restore_progress()
 
         def restore(store: PartitionStore, at_least: int | None) -> int:
@@ -181,6 +174,18 @@ class PartitionStores:
             },
         )
         self._metrics.state_rebuilds.labels(str(rebuild.partition), rebuild.reason).inc()
+
+
+def store_identity(config: WorkerConfig, partition: int, topic_id: str) -> StoreIdentity:
+    """What the store of `partition` must record it mirrors (active or standby)."""
+    return StoreIdentity(
+        application_id=config.application_id,
+        input_topic=config.input_topic,
+        partition=partition,
+        changelog_topic=config.changelog_topic,
+        changelog_partition=partition,  # the changelog is co-partitioned with the input
+        changelog_topic_id=topic_id,
+    )
 
 
 def describe_unavailable(error: StateUnavailable, config: WorkerConfig) -> str:

@@ -54,6 +54,7 @@ from seqgate.streams.state.store import (
     StoreIdentity,
 )
 from seqgate.streams.worker.config import WorkerConfig
+from seqgate.streams.worker.partition_stores import store_identity
 
 log = logging.getLogger(__name__)
 
@@ -213,15 +214,7 @@ class StandbyReplicas:
         return found
 
     def _identity(self, partition: int) -> StoreIdentity:
-        config = self.config
-        return StoreIdentity(
-            application_id=config.application_id,
-            input_topic=config.input_topic,
-            partition=partition,
-            changelog_topic=config.changelog_topic,
-            changelog_partition=partition,
-            changelog_topic_id=self._topic_id,
-        )
+        return store_identity(self.config, partition, self._topic_id)
 
     def _add(self, consumer: Consumer, partition: int) -> None:
         """Open (checked) the partition's store and start following its changelog; a store

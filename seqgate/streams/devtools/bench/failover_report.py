@@ -19,7 +19,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from seqgate.streams.devtools.bench.report import Target
+from seqgate.streams.devtools.bench.report import Target, json_safe
 
 __all__ = [
     "GRACEFUL_BOUND_S",
@@ -322,23 +322,12 @@ def failover_table(results: Sequence[ScenarioResult]) -> str:
     return "\n".join(lines)
 
 
-def _finite(value: Any) -> Any:
-    """NaN is not JSON: write null."""
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    return value
-
-
 def failover_json(
     results: Sequence[ScenarioResult],
     settings: Mapping[str, Any],
     environment: Mapping[str, Any],
 ) -> dict[str, Any]:
-    document: dict[str, Any] = _finite(
+    document: dict[str, Any] = json_safe(
         {
             "stage": "failover",
             "settings": dict(settings),

@@ -334,14 +334,14 @@ def table(figures: BenchFigures) -> str:
     return "\n".join(lines)
 
 
-def _clean(value: Any) -> Any:
+def json_safe(value: Any) -> Any:
     """NaN is not JSON: write null."""
     if isinstance(value, float) and math.isnan(value):
         return None
     if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
+        return {k: json_safe(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_clean(v) for v in value]
+        return [json_safe(v) for v in value]
     return value
 
 
@@ -359,7 +359,7 @@ def as_json(figures: BenchFigures) -> dict[str, Any]:
             "raw_produce",
         )
     }
-    document: dict[str, Any] = _clean(
+    document: dict[str, Any] = json_safe(
         {
             "workload": figures.workload,
             "settings": figures.settings,
