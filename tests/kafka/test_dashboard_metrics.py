@@ -38,16 +38,13 @@ def test_every_metric_of_the_dashboard_is_exported(
     used = used_by_dashboard()
     config = make_config(kafka_bootstrap, unique_name, tmp_path, metrics_port=0)
     config = dataclasses.replace(config, standby_replicas=1)
-    worker = Worker(config)
-    server = worker.metrics.server
-    assert server is not None
-    metrics_url = f"http://127.0.0.1:{server.port}/metrics"
-    # A second worker in the group: the first keeps standbys of its partitions (the
-    # standby series), and each takes partitions over from the other (the takeover ones).
-    other = dataclasses.replace(
-        config, instance_id="w1", state_dir=tmp_path / "w1", metrics_port=None
-    )
-    with running(worker) as run, running(Worker(other)) as other_run:
+    # Two workers in the group: each keeps standbys of the other's partitions (the standby
+    # series) and takes partitions over from it (the takeover ones). Which of them decides
+    # the events below depends on the assignment, so the series are read from both.
+    other = dataclasses.replace(config, instance_id="w1", state_dir=tmp_path / "w1")
+    workers = [Worker(config), Worker(other)]
+    urls = [metrics_url(worker) for worker in workers]
+    with running(workers[0]) as run, running(workers[1]) as other_run:
         # The bridge publishes into the worker's input: one accepted event, one dead letter
         # and one failed authentication; an undecodable record gives the worker a rejection
         # of its own: every labelled series the dashboard reads then exists.
@@ -59,7 +56,7 @@ def test_every_metric_of_the_dashboard_is_exported(
         wait_for(caught_up(kafka_bootstrap, config), 60, "the worker to catch up")
 
         def missing() -> set[str]:
-            return used - from_bridge - exported(get(metrics_url)[1])
+            return used - from_bridge - set().union(*(exported(get(url)[1]) for url in urls))
 
         # The lag gauge is sampled by the loop, not counted with the commit: wait for it.
         with contextlib.suppress(AssertionError):
@@ -68,6 +65,12 @@ def test_every_metric_of_the_dashboard_is_exported(
     assert not run.errors, run.errors
     assert not other_run.errors, other_run.errors
     assert used >= {"seqgate_worker_decisions_total", "seqgate_bridge_records_total"}
+
+
+def metrics_url(worker: Worker) -> str:
+    server = worker.metrics.server
+    assert server is not None
+    return f"http://127.0.0.1:{server.port}/metrics"
 
 
 def bridge_series(topics: Topicset) -> set[str]:
