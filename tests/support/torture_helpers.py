@@ -571,8 +571,9 @@ class GroupProbe:
         return {name: partitions for name, (_, partitions) in self.members().items()}
 
     def members(self) -> dict[str, tuple[str, set[int]]]:
-        """group.instance.id (or member id) -> (member id, assigned input partitions). A
-        static member's restart gets a new member id under the same instance id."""
+        """group.instance.id (or client.id, or member id) -> (member id, assigned input
+        partitions). A static member's restart gets a new member id under the same
+        instance id."""
         try:
             future = self._admin.describe_consumer_groups([self.config.application_id])[
                 self.config.application_id
@@ -584,7 +585,9 @@ class GroupProbe:
             raise
         found: dict[str, tuple[str, set[int]]] = {}
         for member in description.members:
-            name = member.group_instance_id or member.member_id
+            # A dynamic member is named by its client.id where the test set one.
+            named = member.client_id if member.client_id != "rdkafka" else None
+            name = member.group_instance_id or named or member.member_id
             _, partitions = found.setdefault(name, (member.member_id, set()))
             if member.assignment is not None:
                 partitions.update(

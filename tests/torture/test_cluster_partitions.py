@@ -171,10 +171,11 @@ def test_isolated_worker_is_fenced_as_a_zombie(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Two workers; the one in the namespace is cut off past its session timeout while its
-    transaction is open; the other takes its partitions; healed at once (inside the zombie's
-    transaction timeout, so the broker has not aborted it yet), the zombie's commit must be
-    refused (KIP-447: its offsets carry the old group generation) and nothing it wrote after
-    losing its partitions may be read (``verify``).
+    transaction is open; the other takes its partitions and ends that transaction as it does
+    (worker/handover.py); healed, the zombie finds its producer fenced, reads the takeover's
+    mark and goes on with a new producer (were the fence to fail, its commit would be
+    refused instead: KIP-447, its offsets carry the old group generation). Nothing it wrote
+    after losing its partitions may be read (``verify``).
 
     §2.5, the kill -9 of the zombie, is a second phase: a kill during the first cut would take
     away the very commit attempt whose refusal this test is about. Once the zombie is back in

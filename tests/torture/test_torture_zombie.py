@@ -3,15 +3,20 @@
 Worker A processes a live stream; it is SIGSTOPped while a transaction holding
 outbox records is open (by its own fault point `stop:after_state_update`, armed by the
 test while input flows: mid-transaction, the commit never asked for), and stays stopped
-past its session timeout while worker B (another instance id, so another transactional.id:
-B's init_transactions does NOT fence A) joins and takes over every partition. A is then
-resumed with SIGCONT, its transaction still open (the pause is shorter than its
-transaction timeout): a zombie that believes it still owns its partitions.
+past its session timeout while worker B (another instance id, so another transactional.id)
+joins and takes over every partition. Then, by variant:
+
+* static members: B names A by its instance id and ends A's open transaction as it takes
+  A's partitions over (worker/handover.py); A resumes with a fenced producer, finds B's
+  mark and goes on with a new producer;
+* dynamic members: B cannot tell A's transactional.id, and A resumes with its transaction
+  still open (the pause is shorter than its transaction timeout): a zombie that believes
+  it still owns its partitions; or the broker aborted it on timeout meanwhile.
 
 Nothing A produces after the pause may become visible to a read_committed
-consumer — its consumer-group generation is stale, so the transactional offset
-commit is refused and the transaction must abort (KIP-447) — and A must stop or
-rejoin saying why on stderr. `verify` passes: no outbox record of the input A
+consumer (its producer is fenced, or its consumer-group generation is stale, so the
+transactional offset commit is refused and the transaction must abort: KIP-447), and A must
+stop or rejoin saying why on stderr. `verify` passes: no outbox record of the input A
 and B both processed appears twice, none is missing.
 """
 
@@ -178,14 +183,19 @@ def freeze_until_the_broker_aborts(
 
 
 @pytest.mark.parametrize(
-    ("transaction_timeout_ms", "outlive_transaction"),
+    ("membership", "transaction_timeout_ms", "variant"),
     [
-        # The pause is shorter than A's transaction timeout: A resumes with its
-        # transaction open and believes it still owns its partitions.
-        pytest.param(60_000, False, id="transaction-open"),
+        # B, taking A's partitions over, ends A's open transaction at once (a static member
+        # is named by its instance id, which gives its transactional.id: worker/handover.py).
+        # A resumes with a fenced producer, reads B's mark and goes on with a new one.
+        pytest.param("static", 60_000, "ended", id="ended-by-the-new-owner"),
+        # Dynamic members: B cannot tell A's transactional.id, so A's transaction stays open.
+        # The pause is shorter than its timeout: A resumes with its transaction open and
+        # believes it still owns its partitions; its offsets are refused (KIP-447).
+        pytest.param("dynamic", 60_000, "open", id="transaction-open"),
         # The broker aborts A's transaction on timeout while A is stopped (and bumps
         # its producer epoch): A resumes with a producer the broker has fenced.
-        pytest.param(8_000, True, id="transaction-timed-out"),
+        pytest.param("dynamic", 8_000, "timed-out", id="transaction-timed-out"),
     ],
 )
 def test_zombie_worker_is_fenced_after_a_pause(
@@ -193,8 +203,9 @@ def test_zombie_worker_is_fenced_after_a_pause(
     unique_name: str,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
+    membership: str,
     transaction_timeout_ms: int,
-    outlive_transaction: bool,
+    variant: str,
 ) -> None:
     started = time.monotonic()
     workload = build_workload(5, EVENTS, IDENTITIES)
@@ -223,6 +234,7 @@ def test_zombie_worker_is_fenced_after_a_pause(
                 "a",
                 fault=f"stop:after_state_update:{random.randrange(100, 3_000)}",
                 env={"SEQGATE_FAULT_ARMED": str(arm)},
+                extra_args=membership_args(membership, "a"),
             )
             probe.wait_committed(preload, 120, "A to process the preloaded input")
             feeder = Feeder(
@@ -238,7 +250,7 @@ def test_zombie_worker_is_fenced_after_a_pause(
             committed_at_pause = probe.committed_total()
             assert committed_at_pause is not None
 
-            b = launcher.start("b")
+            b = launcher.start("b", extra_args=membership_args(membership, "b"))
             wait_for(
                 lambda: probe.assignment() == {"b": all_partitions},
                 SESSION_TIMEOUT_MS / 1000 + 60,
@@ -247,12 +259,15 @@ def test_zombie_worker_is_fenced_after_a_pause(
             takeover_s = time.monotonic() - paused_at
             # B processes what A had consumed in its open transaction, and more.
             probe.wait_committed(committed_at_pause + 5_000, 120, "B to make progress")
-            assert not aborted(probe, config.outbox_topic, high) or outlive_transaction
-            if outlive_transaction:
+            if variant == "open":
+                assert not aborted(probe, config.outbox_topic, high)
+            else:
                 wait_for(
                     lambda: aborted(probe, config.outbox_topic, high),
-                    transaction_timeout_ms / 1000 + 30,
-                    "the broker to abort the paused A's transaction on timeout",
+                    30 if variant == "ended" else transaction_timeout_ms / 1000 + 30,
+                    "B to end A's transaction as it took over"
+                    if variant == "ended"
+                    else "the broker to abort the paused A's transaction on timeout",
                 )
                 # Else the freeze was judged before the transaction before it completed.
                 assert invisible(kafka_bootstrap, config.outbox_topic, freeze.held), freeze
@@ -283,10 +298,9 @@ def test_zombie_worker_is_fenced_after_a_pause(
         kafka_bootstrap, config, [launcher.state_directory("a"), launcher.state_directory("b")]
     )
     totals = report.totals()
-    variant = "transaction timed out" if outlive_transaction else "transaction open"
     with capsys.disabled():
         print(
-            f"\n[torture zombie, {variant}] {workload.summary()}"
+            f"\n[torture zombie, {membership}, transaction {variant}] {workload.summary()}"
             f"\n  A paused (attempt {attempts}) with an open transaction at"
             f" {committed_at_pause} committed inputs; B owned every partition after"
             f" {takeover_s:.1f}s; A resumed after a {pause_s:.1f}s pause and {a_outcome}"
@@ -297,16 +311,24 @@ def test_zombie_worker_is_fenced_after_a_pause(
             f" watermarks compared={compared} time={time.monotonic() - started:.0f}s"
         )
     assert totals["duplicated"] == 0 and totals["unexpected"] == 0
-    if outlive_transaction:
-        # Its producer epoch was bumped by the broker's abort: A replaced its producer, said
-        # so once naming the timeout, and rejoined (runtime/renewal.py).
+    if variant != "open":
+        # Its producer was fenced, by B or by the broker's abort: A replaced its producer,
+        # said so once naming the cause, and rejoined (runtime/renewal.py).
         assert a_outcome == "rejoined", a_stderr
         renewed = [line for line in a_stderr.splitlines() if RENEWED in line]
         assert len(renewed) == 1, a_stderr
-        assert "--transaction-timeout-ms" in renewed[0], renewed
+        cause = "b ended this worker's transaction" if variant == "ended" else "--transaction-"
+        assert cause in renewed[0], renewed
     # When A rejoins, what it says depends on which it noticed first: the refused
     # offset commit (a "transaction aborted" warning naming "Unknown member") or the
     # lost assignment (nothing at all: see test_zombie_that_lost_its_partitions_says_so).
+
+
+def membership_args(membership: str, name: str) -> list[str]:
+    """A dynamic member has no group.instance.id: its client.id names it to the probe."""
+    if membership == "static":
+        return []
+    return ["--membership", "dynamic", "-X", f"client.id={name}"]
 
 
 # ---- what a zombie says ------------------------------------------------------------------

@@ -18,6 +18,7 @@ from seqgate.streams.runtime.renewal import (
     MOST_RENEWALS_WITHOUT_COMMIT,
     ProducerLost,
     RenewalBudget,
+    lost_producer,
     renewable,
 )
 from seqgate.streams.runtime.session import TransactionalSession
@@ -177,3 +178,48 @@ def test_renewals_without_a_commit_are_capped() -> None:
     session.begin()
     with pytest.raises(WorkerFatalError, match="3 new producers in a row failed"):
         session.abort_and_rewind()
+
+
+# ---- a fence by the new owner of this worker's partitions (worker/handover.py) -------------
+
+
+@pytest.mark.parametrize("code", [KafkaError._FENCED, KafkaError.PRODUCER_FENCED])
+def test_a_fence_by_a_takeover_is_renewed_whatever_the_transaction_age(code: int) -> None:
+    for age in (None, 0.5, 59.0):
+        assert renewable(
+            code, hung=False, transaction_age_s=age, transaction_timeout_s=60, taken_over_by="b"
+        )
+
+
+def test_a_takeover_mark_does_not_make_other_losses_renewable() -> None:
+    # The epoch the broker no longer accepts without a fence, young: not a takeover's fence.
+    for code in (KafkaError.INVALID_PRODUCER_EPOCH, KafkaError._FATAL):
+        assert not renewable(
+            code, hung=False, transaction_age_s=1.0, transaction_timeout_s=60, taken_over_by="b"
+        )
+
+
+def fenced(age_s: float, by: str | None) -> ProducerLost | str:
+    """The decision for a fence of a transaction open `age_s`, marked by `by` or not."""
+    return lost_producer(
+        "the one line",
+        KafkaError._FENCED,
+        "fenced",
+        hung=False,
+        what="",
+        transaction_age_s=age_s,
+        timeout_ms=60_000,
+        taken_over_by=by,
+        budget=RenewalBudget(),
+    )
+
+
+def test_the_renewal_line_names_the_takeover_or_the_timeout() -> None:
+    by_b = fenced(3.0, "b")
+    assert isinstance(by_b, ProducerLost)
+    assert by_b.what.startswith("b ended this worker's transaction (fenced)")
+    assert "--session-timeout-ms" in by_b.what
+    timed_out = fenced(61.0, None)
+    assert isinstance(timed_out, ProducerLost)
+    assert "past --transaction-timeout-ms (60000 ms)" in timed_out.what
+    assert fenced(1.0, None) == "the one line"

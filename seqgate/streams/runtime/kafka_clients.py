@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from confluent_kafka import KafkaError, Message, TopicPartition
+from confluent_kafka import KafkaError, KafkaException, Message, Producer, TopicPartition
 
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
 
@@ -128,3 +129,19 @@ class PartitionEnds:
             raise self._failed(consumer_failure(error, self._restart))
         log.warning("consumer error", extra={"error": error.str()})
         return False
+
+
+def close_producer(producer: Producer) -> None:
+    """Close a producer that may be fenced, quietly: a fenced producer still holds its
+    transaction and the client warns that it cannot abort it, or raises its fatal error
+    once more. What stopped the caller already said so: both go to the log (info), not to
+    stderr with a source line, nor raised from a `finally` over the one line that explains
+    the stop."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RuntimeWarning)
+        try:
+            producer.close()
+        except KafkaException as error:
+            log.info("producer close", extra={"error": error.args[0].str()})
+    for warning in caught:
+        log.info("producer close", extra={"warning": str(warning.message)})

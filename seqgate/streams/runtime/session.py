@@ -15,7 +15,6 @@ import contextlib
 import functools
 import logging
 import time
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
@@ -32,8 +31,14 @@ from confluent_kafka import (
 
 from seqgate.streams.runtime.bounded_call import CallHung, call_within
 from seqgate.streams.runtime.faults import FaultInjector, FaultPoint
-from seqgate.streams.runtime.kafka_clients import is_fatal
-from seqgate.streams.runtime.renewal import ProducerLost, RenewalBudget, renewable
+from seqgate.streams.runtime.kafka_clients import close_producer, is_fatal
+from seqgate.streams.runtime.renewal import (
+    ProducerLost,
+    RenewalBudget,
+    TakenOver,
+    fenced,
+    lost_producer,
+)
 from seqgate.streams.runtime.retrying import RETRY_PAUSE_S, InitRetries, retriable, retrying
 from seqgate.streams.runtime.transaction_failures import FatalErrorTrap, SessionRole, describe_fatal
 
@@ -81,6 +86,7 @@ class TransactionalSession:
         hung_grace_s: float = _HUNG_GRACE_S,
         outage: OutageWait | None = None,
         renew_with: ProducerFactory | None = None,
+        taken_over: TakenOver | None = None,
     ) -> None:
         self.producer = producer
         self.role = role
@@ -99,6 +105,8 @@ class TransactionalSession:
         # A lost producer is replaced in place when the caller gives a factory
         # (runtime/renewal.py); hung ones are kept here, never touched again.
         self._renew_with = renew_with
+        self._taken_over = taken_over  # a fence by a takeover is renewed too
+        self._producer_since = time.time()  # when the producer's init_transactions began
         self._renewals = RenewalBudget()
         self._hung_producers: list[Producer] = []
         self._begun_at: float | None = None  # when the open transaction began
@@ -122,6 +130,7 @@ class TransactionalSession:
         retries = InitRetries(settle_s, self._outage)
         while True:
             try:
+                self._producer_since = time.time()
                 self.producer.init_transactions(self._timeout_s)
                 return
             except KafkaException as error:
@@ -369,21 +378,22 @@ class TransactionalSession:
         (``reason``, its one line)."""
         if self._renew_with is None:
             return self._failed(reason)
+        code, text = (None, None) if error is None else (error.code(), error.str())
+        by = self._taken_over(self._producer_since) if fenced(code) and self._taken_over else None
         age_s = None if self._begun_at is None else time.monotonic() - self._begun_at
-        timeout_ms = self.role.transaction_timeout_ms
-        code = None if error is None else error.code()
-        if not renewable(
-            code, hung=hung, transaction_age_s=age_s, transaction_timeout_s=timeout_ms / 1000
-        ):
-            return self._failed(reason)
-        if not self._renewals.allows(hung=hung):
-            return self._failed(f"{reason} ({self._renewals.spent(hung=hung)})")
-        if error is not None:
-            what = (
-                f"the broker ended the producer ({error.str()}) after its transaction was open"
-                f" {age_s:.0f} s, past --transaction-timeout-ms ({timeout_ms} ms)"
-            )
-        return ProducerLost(reason, hung=hung, what=what)
+        timeout_ms, budget = self.role.transaction_timeout_ms, self._renewals
+        decided = lost_producer(
+            reason,
+            code,
+            text,
+            hung=hung,
+            what=what,
+            transaction_age_s=age_s,
+            timeout_ms=timeout_ms,
+            taken_over_by=by,
+            budget=budget,
+        )
+        return decided if isinstance(decided, ProducerLost) else self._failed(decided)
 
     def renew(self, lost: ProducerLost, stopping: Callable[[], bool]) -> None:
         """Replace the lost producer with a new one of the same transactional.id; what the
@@ -398,7 +408,7 @@ class TransactionalSession:
         if lost.hung:
             self._hung_producers.append(self.producer)
         else:
-            self._close_producer()
+            close_producer(self.producer)
         self._renewals.renewed(hung=lost.hung)
         log.warning(
             "a new producer replaces the lost one; the input is read again from the committed"
@@ -414,6 +424,7 @@ class TransactionalSession:
         self._hung_failure = None
         self._ended()
         deadline = time.monotonic() + self._abort_retry_s
+        self._producer_since = time.time()
         init = self.producer.init_transactions
         try:
             retrying(lambda: init(self._timeout_s), "init retry", deadline, stopping)
@@ -482,19 +493,4 @@ class TransactionalSession:
             # A flush error here was already reported by what stopped the caller.
             with contextlib.suppress(KafkaException):
                 self.flush(flush_timeout_s)
-            self._close_producer()
-
-    def _close_producer(self) -> None:
-        # A fenced producer still holds its transaction and the client warns that it
-        # cannot abort it. What stopped the caller already said so: the warning goes to
-        # the log (info), not to stderr with a source line.
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", RuntimeWarning)
-            try:
-                self.producer.close()
-            except KafkaException as error:
-                # A fenced producer may raise its fatal error once more on close: raised
-                # from a `finally`, it would replace the one line that explains the stop.
-                log.info("producer close", extra={"error": error.args[0].str()})
-        for warning in caught:
-            log.info("producer close", extra={"warning": str(warning.message)})
+            close_producer(self.producer)

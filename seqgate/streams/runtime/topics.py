@@ -55,6 +55,32 @@ def standby_group_prefix(application_id: str) -> str:
     return f"{application_id}-standby-"
 
 
+# The metadata of a takeover's mark: this prefix, epoch milliseconds, ":", the new owner.
+FENCE_STAMP = "fenced@"
+
+
+def fenced_group(application_id: str, instance_id: str) -> str:
+    """The consumer group under which the new owner of a departed worker's partitions marks,
+    just before it ends that worker's open transaction, when and by whom it did
+    (worker/handover.py). A worker whose producer is fenced reads it to tell a takeover of
+    its partitions from a second process with its --instance-id. Never joined: offsets only."""
+    return f"{application_id}-fenced-{instance_id}"
+
+
+def fence_stamp(at_ms: int, by: str) -> str:
+    return f"{FENCE_STAMP}{at_ms}:{by}"
+
+
+def read_fence_stamp(metadata: str | None) -> tuple[int, str] | None:
+    """(epoch milliseconds, new owner) of a takeover's mark; None for anything else."""
+    if not metadata or not metadata.startswith(FENCE_STAMP):
+        return None
+    at, _, by = metadata[len(FENCE_STAMP) :].partition(":")
+    if not at.isdigit() or not by:
+        return None
+    return int(at), by
+
+
 def pipeline_topics(
     *,
     input_topic: str,

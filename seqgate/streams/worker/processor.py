@@ -47,6 +47,7 @@ from seqgate.streams.worker.checkpoint import Checkpoint, CommitListener
 from seqgate.streams.worker.compiled_step import CompiledStep
 from seqgate.streams.worker.config import WorkerConfig as WorkerConfig  # re-exported
 from seqgate.streams.worker.config import consumer_config, producer_config
+from seqgate.streams.worker.handover import DepartedOwners, takeover_reader
 from seqgate.streams.worker.liveness import LivenessCheck, StallWatch
 from seqgate.streams.worker.outage import WriteOutage
 from seqgate.streams.worker.partition_stores import PartitionStores, describe_unavailable
@@ -78,6 +79,7 @@ class Worker:
     compiled_records = CheckpointCount()  # of those, decided by the compiled core
     aborts = CheckpointCount()
     _standbys: StandbyReplicas | None = None  # --standby-replicas: started by run()
+    _handover: DepartedOwners | None = None  # static membership: started by run()
     _closing = False  # set by _close: stores are closed after the consumer
 
     def __init__(
@@ -102,28 +104,9 @@ class Worker:
             restore_consumer_config(config.kafka, config.application_id)
         )
         self._stores = PartitionStores(config, self._restore_consumer, self.metrics)
-        trap = FatalErrorTrap()
-
-        def new_producer(trap: FatalErrorTrap) -> Producer:
-            return Producer(producer_config(config, on_error=trap))
-
         self._outage = WriteOutage(self._diagnose_replicas, beat=self.metrics.health.beat)
         stall = StallWatch(config.stall_timeout_ms / 1000, time.monotonic())
-        self._session = TransactionalSession(
-            new_producer(trap),
-            SessionRole(
-                "worker", config.transactional_id, "--instance-id", config.transaction_timeout_ms
-            ),
-            timeout_s=config.kafka_timeout_s,
-            failed=WorkerFatalError,
-            consumer=self._consumer,
-            trap=trap,
-            # An abort the broker cannot answer is retried as long as a stall may last.
-            abort_retry_s=stall.timeout_s,
-            faults=faults,
-            outage=self._outage,
-            renew_with=new_producer,  # a fenced or hung producer is replaced in place
-        )
+        self._session = self._new_session(faults, stall)
         self._refused = RefusedRecords(config.stall_timeout_ms / 1000)
         parts = TransactionParts(
             config, self._session, self._transaction, self._stores, self._refused
@@ -161,6 +144,30 @@ class Worker:
             stall_timeout_ms=config.stall_timeout_ms,
         )
 
+    def _new_session(self, faults: FaultInjector, stall: StallWatch) -> TransactionalSession:
+        config = self.config
+        trap = FatalErrorTrap()
+
+        def new_producer(trap: FatalErrorTrap) -> Producer:
+            return Producer(producer_config(config, on_error=trap))
+
+        return TransactionalSession(
+            new_producer(trap),
+            SessionRole(
+                "worker", config.transactional_id, "--instance-id", config.transaction_timeout_ms
+            ),
+            timeout_s=config.kafka_timeout_s,
+            failed=WorkerFatalError,
+            consumer=self._consumer,
+            trap=trap,
+            # An abort the broker cannot answer is retried as long as a stall may last.
+            abort_retry_s=stall.timeout_s,
+            faults=faults,
+            outage=self._outage,
+            renew_with=new_producer,  # a fenced or hung producer is replaced in place
+            taken_over=takeover_reader(config),  # ... also when fenced by a takeover
+        )
+
     @property
     def _in_transaction(self) -> bool:
         return self._session.in_transaction
@@ -175,6 +182,9 @@ class Worker:
         """
         self._outage.stop = stop  # a stop also ends a write outage's waits
         self._session.init()
+        if self.config.membership == "static":
+            self._handover = DepartedOwners(self.config)
+            self._handover.start()
         if self.config.standby_replicas > 0:
             self._standbys = StandbyReplicas(
                 self.config, self._stores.changelog_topic_id(), self.metrics
@@ -291,6 +301,8 @@ class Worker:
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         at, began = time.time(), time.monotonic()
         numbers = [tp.partition for tp in partitions]
+        if self._handover is not None:  # a dropped owner's open transaction holds them back
+            self._handover.end_transactions(numbers)
         # A standby of one of them is handed over first: the restore then reads its tail.
         standbys = self._standbys
         warm = frozenset() if standbys is None else standbys.own(numbers, self._member(consumer))
@@ -358,6 +370,8 @@ class Worker:
         finally:
             if self._standbys is not None:
                 self._standbys.close()
+            if self._handover is not None:
+                self._handover.close()
             self._restore_consumer.close()
             self._stores.close()
             self.metrics.close()

@@ -98,8 +98,9 @@ class FailoverSettings:
 
     def takeover_timeout_s(self, identities: int) -> float:
         """Kill -> every moved partition serving, at worst: the session timeout; the
-        victim's open transaction, which holds its offsets until the broker aborts it
-        (the transaction timeout, plus up to as long again before the broker's check
+        victim's open transaction, which holds its offsets until it ends (a static
+        survivor ends it at once, worker/handover.py; with dynamic members the broker
+        aborts it at the transaction timeout, plus up to as long again before its check
         runs); then a cold restore of the victim's share."""
         seconds = (self.session_timeout_ms + 2 * self.transaction_timeout_ms) / 1000
         return seconds + 60 + identities / 5_000

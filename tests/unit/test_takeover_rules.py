@@ -1,0 +1,49 @@
+"""rules/takeover.py and the takeover mark's format (runtime/topics.py): whose transaction a
+new owner ends, and whether a fenced worker was fenced by a takeover."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from seqgate.streams.rules.takeover import departed_owners, taken_over_by
+from seqgate.streams.runtime.topics import fence_stamp, fenced_group, read_fence_stamp
+
+OWNERS = {0: "a", 1: "a", 2: "b", 3: "c"}
+
+
+def test_only_previous_owners_the_group_dropped_are_fenced() -> None:
+    assert departed_owners(OWNERS, [0, 1], members={"b", "c"}, me="b") == {"a"}
+    # a is still a member: it committed before it gave the partitions away.
+    assert departed_owners(OWNERS, [0, 1], members={"a", "b"}, me="b") == set()
+
+
+def test_a_worker_never_fences_itself_nor_owners_of_other_partitions() -> None:
+    assert departed_owners(OWNERS, [2], members={"c"}, me="b") == set()
+    assert departed_owners(OWNERS, [3], members=set(), me="b") == {"c"}
+    assert departed_owners(OWNERS, [0, 3], members={"c"}, me="b") == {"a"}
+
+
+def test_a_partition_nobody_was_seen_owning_fences_nobody() -> None:
+    assert departed_owners(OWNERS, [7], members=set(), me="b") == set()
+
+
+def test_a_mark_counts_only_when_made_after_the_fenced_producer_started() -> None:
+    assert taken_over_by((10_000, "b"), producer_since_s=9.0) == "b"
+    assert taken_over_by((10_000, "b"), producer_since_s=10.0) == "b"
+    assert taken_over_by((10_000, "b"), producer_since_s=10.001) is None
+    assert taken_over_by(None, producer_since_s=0.0) is None
+
+
+@given(st.integers(min_value=0, max_value=2**53), st.text(min_size=1).filter(lambda t: t.strip()))
+def test_the_mark_reads_back_what_was_written(at_ms: int, by: str) -> None:
+    assert read_fence_stamp(fence_stamp(at_ms, by)) == (at_ms, by)
+
+
+def test_anything_else_in_the_metadata_is_no_mark() -> None:
+    for metadata in (None, "", "standby@123", "fenced@", "fenced@12", "fenced@x:b", "fenced@1:"):
+        assert read_fence_stamp(metadata) is None
+
+
+def test_the_fenced_group_names_application_and_instance() -> None:
+    assert fenced_group("app", "w0") == "app-fenced-w0"
