@@ -11,8 +11,10 @@ from click.testing import CliRunner
 
 _SCENARIOS = {
     (0, "kill"): -9,
+    (0, "commit-kill"): -9,
     (0, "graceful"): 0,
     (1, "kill"): -9,
+    (1, "commit-kill"): -9,
     (1, "graceful"): 0,
 }
 
@@ -66,6 +68,7 @@ def test_quick_failover_times_every_moved_partition(kafka_bootstrap: str, tmp_pa
     names = [target["name"] for target in document["targets"]]
     assert names == [
         "takeover <= 2 s (max), K=2,000, S=1, kill",
+        "takeover <= 2 s (max), K=2,000, S=1, commit-kill",
         "SIGTERM -> serving <= 2 s (max), K=2,000, S=1",
     ]
     assert {target["verdict"] for target in document["targets"]} <= {"pass", "miss"}

@@ -106,7 +106,7 @@ def test_watermark_and_status(kafka_bootstrap: str, unique_name: str, tmp_path: 
         lines = done.stdout.splitlines()
         assert lines[0] == f"group {config.application_id}: stable, 1 member(s)"
         assert lines[1].startswith(f"  member {config.instance_id} (client ")
-        assert lines[2] == "partition\tcommitted\tend\tlag\tlast_commit\tstandbys"
+        assert lines[2] == "partition\tcommitted\tend\tlag\tlast_commit\tstandbys\trestoring"
         assert lines[-1] == "total lag: 0"
     assert not running.errors
 

@@ -171,11 +171,15 @@ def test_the_targets_pass_and_miss() -> None:
         _result(1_000_000, 1, "kill", [0.6, 0.9], 7.0),
         _result(1_000_000, 1, "graceful", [0.5, 2.5], 6.5),
         _result(1_000_000, 0, "kill", [9.0], 15.0),  # no target without a standby
+        _result(100_000, 1, "commit-kill", [1.1, 1.2], 7.0),
+        _result(1_000_000, 1, "commit-kill", [12.0], 18.0),
     ]
     verdicts = {t.name: (t.verdict, round(t.measured, 3)) for t in failover_targets(results)}
     assert verdicts == {
         "takeover <= 2 s (max), K=100,000, S=1, kill": ("pass", 0.5),
         "takeover <= 2 s (max), K=1,000,000, S=1, kill": ("pass", 0.9),
+        "takeover <= 2 s (max), K=100,000, S=1, commit-kill": ("pass", 1.2),
+        "takeover <= 2 s (max), K=1,000,000, S=1, commit-kill": ("miss", 12.0),
         "takeover K=1,000,000 <= 1.5 x K=100,000 (max, S=1, kill)": ("miss", 1.8),
         "SIGTERM -> serving <= 2 s (max), K=100,000, S=1": ("pass", 0.6),
         "SIGTERM -> serving <= 2 s (max), K=1,000,000, S=1": ("miss", 6.5),
@@ -217,16 +221,18 @@ def test_identity_counts_parse_and_refuse() -> None:
             parse_identity_counts(text)
 
 
-def test_every_state_size_runs_four_scenarios() -> None:
+def test_every_state_size_runs_six_scenarios() -> None:
     settings = FailoverSettings(identities=(100, 1_000))
     names = [scenario.name for scenario in settings.scenarios()]
-    assert names[:4] == [
+    assert names[:6] == [
         "K=100 S=0 kill",
+        "K=100 S=0 commit-kill",
         "K=100 S=0 graceful",
         "K=100 S=1 kill",
+        "K=100 S=1 commit-kill",
         "K=100 S=1 graceful",
     ]
-    assert len(names) == 8
+    assert len(names) == 12
     assert settings.takeover_timeout_s(1_000_000) > settings.session_timeout_ms / 1000
 
 

@@ -1,5 +1,6 @@
 """rules/takeover.py and the takeover mark's format (runtime/topics.py): whose transaction a
-new owner ends, and whether a fenced worker was fenced by a takeover."""
+new owner ends, and whether a fenced worker was fenced by a takeover; and the format of a
+restore's progress report."""
 
 from __future__ import annotations
 
@@ -7,7 +8,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from seqgate.streams.rules.takeover import departed_owners, taken_over_by
-from seqgate.streams.runtime.topics import fence_stamp, fenced_group, read_fence_stamp
+from seqgate.streams.runtime.topics import (
+    fence_stamp,
+    fenced_group,
+    read_fence_stamp,
+    read_restore_stamp,
+    restore_stamp,
+)
+from seqgate.streams.tools.standby_status import RestoreProgress
 
 OWNERS = {0: "a", 1: "a", 2: "b", 3: "c"}
 
@@ -47,3 +55,26 @@ def test_anything_else_in_the_metadata_is_no_mark() -> None:
 
 def test_the_fenced_group_names_application_and_instance() -> None:
     assert fenced_group("app", "w0") == "app-fenced-w0"
+
+
+# ---- a restore's progress report (runtime/topics.py, tools/standby_status.py) --------------
+
+
+@given(
+    st.integers(min_value=0, max_value=2**53),
+    st.text(min_size=1).filter(lambda t: t.strip()),
+    st.integers(min_value=0, max_value=2**40),
+)
+def test_a_restore_report_reads_back_what_was_written(at_ms: int, who: str, left: int) -> None:
+    assert read_restore_stamp(restore_stamp(at_ms, who, left)) == (at_ms, who, left)
+    # A finished restore is no restore under way.
+    assert read_restore_stamp(restore_stamp(at_ms, who, left, done=True)) is None
+
+
+def test_anything_else_is_no_restore_report() -> None:
+    for metadata in (None, "", "standby@1", "restoring@1:w1", "restoring@x:w1:3", "restoring@1::3"):
+        assert read_restore_stamp(metadata) is None
+
+
+def test_a_restore_report_says_who_and_how_much_is_left() -> None:
+    assert RestoreProgress("w1", 2, 412_000).describe() == "w1(412,000 left)"

@@ -27,8 +27,9 @@ def status(kafka: KafkaSettings, input_topic: str, application_id: str, as_json:
     the newest record in the partition's changelog, i.e. of the last committed
     transaction that changed its state (a transaction of only duplicates writes none).
     `standbys` lists the workers keeping a standby replica of the partition
-    (--standby-replicas) and how many changelog records each has yet to apply, as they
-    reported within the last seconds. Times are UTC.
+    (--standby-replicas) and how many changelog records each has yet to apply, and
+    `restoring` the worker restoring the partition's state and how many changelog records
+    it has yet to read, both as reported within the last seconds. Times are UTC.
 
     \b
     Example:
@@ -47,10 +48,13 @@ def status(kafka: KafkaSettings, input_topic: str, application_id: str, as_json:
     for member in group.members:
         assigned = ",".join(str(p) for p in member.partitions) or "none"
         click.echo(f"  member {member.describe()}: partitions {assigned}")
-    click.echo("partition\tcommitted\tend\tlag\tlast_commit\tstandbys")
+    click.echo("partition\tcommitted\tend\tlag\tlast_commit\tstandbys\trestoring")
     for row in report.partitions:
         committed = "none" if row.committed is None else str(row.committed)
         when = format_time(row.last_commit_ms) or "-"
         standbys = ",".join(standby.describe() for standby in row.standbys) or "-"
-        click.echo(f"{row.partition}\t{committed}\t{row.end}\t{row.lag}\t{when}\t{standbys}")
+        restoring = "-" if row.restoring is None else row.restoring.describe()
+        click.echo(
+            f"{row.partition}\t{committed}\t{row.end}\t{row.lag}\t{when}\t{standbys}\t{restoring}"
+        )
     click.echo(f"total lag: {report.total_lag()}")

@@ -264,6 +264,13 @@ class WorkerMetrics(_ServedMetrics):
             "Changelog records applied to standby stores.",
             registry=r,
         )
+        self.restore_remaining = Gauge(
+            "seqgate_worker_restore_remaining",
+            "Changelog records an assigned partition's restore has yet to read (an upper"
+            " bound: compaction and transaction markers leave gaps); 0 once restored.",
+            ["partition"],
+            registry=r,
+        )
         self.takeover_seconds = Histogram(
             "seqgate_worker_takeover_seconds",
             "From a partition's assignment to its first commit here (restore included).",
@@ -314,17 +321,22 @@ class WorkerMetrics(_ServedMetrics):
         else:
             self.health.set_ready(True)
 
-    def restore_progress(self) -> Callable[[int, int], None]:
+    def restore_progress(self, partition: int) -> Callable[[int, int], None]:
         """The progress callback of one partition's restore (``restore_partition``)."""
         counted = 0
+        remaining = self.restore_remaining.labels(str(partition))
 
         def progress(applied: int, total: int) -> None:
             nonlocal counted
             self.restored.inc(applied - counted)
             counted = applied
+            remaining.set(max(0, total - applied))
             self.health.beat()  # a long restore is not a dead loop
 
         return progress
+
+    def restore_done(self, partition: int) -> None:
+        self.restore_remaining.labels(str(partition)).set(0)
 
     def restore_finished(self) -> None:
         self._restoring = max(0, self._restoring - 1)
@@ -341,8 +353,9 @@ class WorkerMetrics(_ServedMetrics):
 
     def forget(self, partitions: Iterable[TopicPartition]) -> None:
         for tp in partitions:
-            with contextlib.suppress(KeyError):
-                self.lag.remove(str(tp.partition))
+            for gauge in (self.lag, self.restore_remaining):
+                with contextlib.suppress(KeyError):
+                    gauge.remove(str(tp.partition))
 
 
 class TallyCollector(Collector):

@@ -55,6 +55,35 @@ def standby_group_prefix(application_id: str) -> str:
     return f"{application_id}-standby-"
 
 
+# The metadata of a restore's progress report: this prefix, epoch milliseconds, ":", the
+# restoring worker's instance id, ":", the changelog records it has yet to read. A finished
+# restore reports RESTORED_STAMP the same way.
+RESTORE_STAMP = "restoring@"
+RESTORED_STAMP = "restored@"
+
+
+def restore_group(application_id: str) -> str:
+    """The group of the workers' restore consumers: never joined, it holds, per changelog
+    partition, the last progress report of its restore (worker/restore_report.py)."""
+    return f"{application_id}-restore"
+
+
+def restore_stamp(at_ms: int, instance_id: str, remaining: int, *, done: bool = False) -> str:
+    return f"{RESTORED_STAMP if done else RESTORE_STAMP}{at_ms}:{instance_id}:{remaining}"
+
+
+def read_restore_stamp(metadata: str | None) -> tuple[int, str, int] | None:
+    """(epoch milliseconds, instance id, records left) of a restore under way; None for a
+    finished one or anything else."""
+    if not metadata or not metadata.startswith(RESTORE_STAMP):
+        return None
+    at, _, rest = metadata[len(RESTORE_STAMP) :].partition(":")
+    instance, _, remaining = rest.rpartition(":")
+    if not at.isdigit() or not remaining.isdigit() or not instance:
+        return None
+    return int(at), instance, int(remaining)
+
+
 # The metadata of a takeover's mark: this prefix, epoch milliseconds, ":", the new owner.
 FENCE_STAMP = "fenced@"
 

@@ -16,6 +16,7 @@ from seqgate.streams.runtime.partition_reader import (
     reader_config,
 )
 from seqgate.streams.runtime.progress import Snapshot
+from seqgate.streams.runtime.topics import restore_group
 from seqgate.streams.state.store import PartitionStore
 
 log = logging.getLogger(__name__)
@@ -83,8 +84,9 @@ class StoreBehind(RuntimeError):
 
 
 def restore_consumer_config(kafka: KafkaSettings, application_id: str) -> dict[str, object]:
-    """The worker's group-less, read_committed restore consumer."""
-    return reader_config(kafka, f"{application_id}-restore")
+    """The worker's read_committed restore consumer: it never joins its group, and commits
+    there only its restores' progress reports (worker/restore_report.py)."""
+    return reader_config(kafka, restore_group(application_id))
 
 
 def restore_partition(

@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -45,7 +45,12 @@ from seqgate.streams.runtime.partition_reader import (
 from seqgate.streams.runtime.progress import Meter, NoMeter
 from seqgate.streams.state.keys import watermark_key
 from seqgate.streams.tools.replay import InputRecord
-from seqgate.streams.tools.standby_status import StandbyProgress, standby_progress
+from seqgate.streams.tools.standby_status import (
+    RestoreProgress,
+    StandbyProgress,
+    restores_under_way,
+    standby_progress,
+)
 
 _T = TypeVar("_T")
 
@@ -398,6 +403,7 @@ class PartitionStatus:
     lag: int  # end - committed (or end - earliest when nothing is committed)
     last_commit_ms: int | None  # newest record time of the changelog partition
     standbys: tuple[StandbyProgress, ...] = ()  # reported lately (tools/standby_status.py)
+    restoring: RestoreProgress | None = None  # its owner's restore, reported lately
 
     def as_dict(self) -> dict[str, object]:
         return {**asdict(self), "last_commit": format_time(self.last_commit_ms)}
@@ -441,6 +447,7 @@ def group_status(
     earliest = earliest_offsets(admin, input_topic, partitions)
     last_commit: dict[int, int | None] = {p: None for p in partitions}
     standbys: dict[int, list[StandbyProgress]] = {p: [] for p in partitions}
+    restoring: dict[int, RestoreProgress] = {}
     if topic_partitions_or_none(admin, changelog_topic, timeout) == count:
         spec = OffsetSpec.max_timestamp()  # type: ignore[no-untyped-call]
         for p, (offset, timestamp) in list_offsets(
@@ -452,12 +459,14 @@ def group_status(
             admin, application_id, changelog_topic, changelog_ends, timeout
         ):
             standbys.setdefault(standby.partition, []).append(standby)
+        restoring = restores_under_way(admin, application_id, changelog_topic, timeout)
     rows = []
     for p in partitions:
         done = committed[p]
         start = done if done is not None else earliest[p]
         lag = max(ends[p] - start, 0)
-        rows.append(PartitionStatus(p, done, ends[p], lag, last_commit[p], tuple(standbys[p])))
+        row = PartitionStatus(p, done, ends[p], lag, last_commit[p], tuple(standbys[p]))
+        rows.append(replace(row, restoring=restoring.get(p)))
     return GroupStatus(description, input_topic, changelog_topic, rows)
 
 

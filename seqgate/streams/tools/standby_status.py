@@ -1,10 +1,12 @@
-"""Where each partition's standby replicas are, and how far behind (`seqgate status`).
+"""Where each partition's standby replicas are, and how far behind, and which partitions
+are being restored (`seqgate status`).
 
 A worker with `--standby-replicas` commits, about once a second, how far each of its
 standby stores has applied the changelog, under its own consumer group
 (`seqgate.streams.runtime.topics.standby_group`), with the time in the offset's metadata.
 The group keeps those offsets after a standby is dropped or its worker dies, so only the
-ones committed within `fresh_s` count as standbys now.
+ones committed within `fresh_s` count as standbys now. An assigned partition's restore
+reports the same way, in the group of the restore consumers (worker/restore_report.py).
 """
 
 from __future__ import annotations
@@ -15,7 +17,12 @@ from dataclasses import dataclass
 from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
 from confluent_kafka.admin import AdminClient
 
-from seqgate.streams.runtime.topics import STANDBY_STAMP, standby_group_prefix
+from seqgate.streams.runtime.topics import (
+    STANDBY_STAMP,
+    read_restore_stamp,
+    restore_group,
+    standby_group_prefix,
+)
 
 # A standby reports every second; three missed reports and it is no longer counted.
 FRESH_S = 5.0
@@ -30,6 +37,16 @@ class StandbyProgress:
 
     def describe(self) -> str:
         return f"{self.instance_id}(lag {self.lag})"
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreProgress:
+    instance_id: str
+    partition: int
+    remaining: int  # changelog records the restore has yet to read (an upper bound)
+
+    def describe(self) -> str:
+        return f"{self.instance_id}({self.remaining:,} left)"
 
 
 def stamped_ms(metadata: str | None) -> int | None:
@@ -73,3 +90,31 @@ def standby_progress(
             lag = max(0, end - tp.offset)
             found.append(StandbyProgress(group[len(prefix) :], tp.partition, tp.offset, lag))
     return sorted(found, key=lambda s: (s.partition, s.instance_id))
+
+
+def restores_under_way(
+    admin: AdminClient,
+    application_id: str,
+    changelog_topic: str,
+    timeout: float,
+    *,
+    now_ms: int | None = None,
+    fresh_s: float = FRESH_S,
+) -> dict[int, RestoreProgress]:
+    """Partition -> its restore under way, as reported within `fresh_s`."""
+    group = restore_group(application_id)
+    now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+    try:
+        answer = admin.list_consumer_group_offsets(
+            [ConsumerGroupTopicPartitions(group)], request_timeout=timeout
+        )[group]
+        offsets = answer.result(timeout=timeout).topic_partitions or []
+    except KafkaException:
+        return {}  # no restore ever reported
+    found = {}
+    for tp in offsets:
+        report = read_restore_stamp(tp.metadata)
+        if tp.topic != changelog_topic or report is None or now_ms - report[0] > fresh_s * 1000:
+            continue
+        found[tp.partition] = RestoreProgress(report[1], tp.partition, report[2])
+    return found

@@ -32,6 +32,7 @@ from seqgate.streams.state.store import (
     StoreIdentity,
 )
 from seqgate.streams.worker.config import WorkerConfig
+from seqgate.streams.worker.restore_report import RestoreReport
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +134,13 @@ class PartitionStores:
         """Open the partition's store (rebuilt if it cannot be trusted) and restore it."""
         config = self.config
         identity = store_identity(config, partition, topic_id)
-        progress = self._metrics.restore_progress()
+        report = RestoreReport(
+            self._restore_consumer,
+            self._metrics,
+            changelog_topic=config.changelog_topic,
+            partition=partition,
+            instance_id=config.instance_id,
+        )
 
         def restore(store: PartitionStore, at_least: int | None) -> int:
             return restore_partition(
@@ -142,7 +149,7 @@ class PartitionStores:
                 partition,
                 store,
                 timeout=config.kafka_timeout_s,
-                progress=progress,
+                progress=report.progress,
                 at_least=at_least,
                 settle_s=min(10.0, config.kafka_timeout_s),
             )
@@ -160,6 +167,8 @@ class PartitionStores:
             raise WorkerFatalError(describe_unavailable(error, config)) from None
         except StateRecoveryError as error:
             raise WorkerFatalError(str(error)) from None
+        finally:
+            report.finished()
         self._stores[partition] = store
         return restored
 

@@ -9,7 +9,9 @@ application id of its own:
    everything is committed and, with S=1, each has logged its standbys caught up;
 3. offer a steady load of new events for random identities;
 4. SIGKILL (or SIGTERM) the worker owning the most partitions (of an even split, the
-   first one), noting the instant;
+   first one), noting the instant; or, for `commit-kill`, have it kill itself between
+   sending its input offsets to its transaction and committing it (the worker's fault
+   point, armed by a file), noting the instant it is seen dead;
 5. read the survivor's "partition serving" line of each partition it took over, and time
    detection, takeover and total from them (`failover_report`).
 
@@ -37,6 +39,7 @@ from seqgate.streams.devtools.bench.failover_group import (
     GroupWatch,
     WorkerPlan,
     WorkerProcess,
+    commit_kill_file,
     wait_until,
 )
 from seqgate.streams.devtools.bench.failover_load import OfferedLoad
@@ -266,7 +269,9 @@ class _Takeover:
         name, timeout = self.scenario.name, self.settings.ready_timeout_s(self.scenario.identities)
         deadline = time.monotonic() + timeout
         started = time.monotonic()
-        self.workers.append(self.plan.start(_WORKERS[0], self.workdir))
+        self.workers.append(
+            self.plan.start(_WORKERS[0], self.workdir, commit_kill=self._commit_kill)
+        )
         wait_until(
             lambda: watch.settled(1),
             timeout,
@@ -279,7 +284,9 @@ class _Takeover:
             f"worker {_WORKERS[0]} of {name} to commit the whole pre-load",
             self.workers,
         )
-        self.workers.append(self.plan.start(_WORKERS[1], self.workdir))
+        self.workers.append(
+            self.plan.start(_WORKERS[1], self.workdir, commit_kill=self._commit_kill)
+        )
         self._wait_ready(watch, deadline)
         waited = time.monotonic() - started
         progress(f"failover {name}: ready after {waited:.1f} s")
@@ -359,10 +366,28 @@ class _Takeover:
         victim_id = choose_victim(assignment)
         victim = next(w for w in self.workers if w.instance_id == victim_id)
         moved = set(assignment[victim_id])
-        kill_at = time.time()
-        victim.send(_SIGNALS[self.scenario.mode])
+        if self._commit_kill:
+            kill_at = self._killed_inside_a_commit(victim)
+        else:
+            kill_at = time.time()
+            victim.send(_SIGNALS[self.scenario.mode])
         progress(f"failover {self.scenario.name}: {self.scenario.mode} {victim_id} ({len(moved)})")
         return victim, moved, kill_at
+
+    @property
+    def _commit_kill(self) -> bool:
+        return self.scenario.mode == "commit-kill"
+
+    def _killed_inside_a_commit(self, victim: WorkerProcess) -> float:
+        """Arm the victim's kill inside its next commit; the instant it was seen dead (within
+        a few milliseconds of its death: under load it commits several times a second)."""
+        commit_kill_file(self.workdir, victim.instance_id).touch()
+        wait_until(
+            lambda: victim.process.poll() is not None,
+            _VICTIM_EXIT_S,
+            f"worker {victim.instance_id} of {self.scenario.name} to die inside a commit",
+        )
+        return time.time()
 
     def _wait_serving(
         self, survivor: WorkerProcess, moved: set[int], kill_at: float

@@ -153,14 +153,19 @@ class WorkerPlan:
             f"client.id={instance_id}",
         ]
 
-    def start(self, instance_id: str, workdir: Path) -> WorkerProcess:
-        """Start one worker; its state under workdir/<instance id>/state, its log beside it."""
+    def start(self, instance_id: str, workdir: Path, *, commit_kill: bool = False) -> WorkerProcess:
+        """Start one worker; its state under workdir/<instance id>/state, its log beside it.
+        With `commit_kill` it kills itself inside its next commit once `commit_kill_file`
+        exists (the worker's own fault point, between sending its offsets and committing)."""
         home = workdir / instance_id
         home.mkdir(parents=True, exist_ok=True)
         log_path = home / "stderr.jsonl"
         # The client properties go in the environment, not on the command line, where
         # other users could read a password (as the bench's stage processes do).
         environment = {**os.environ, **self.kafka.environment()}
+        if commit_kill:
+            environment["SEQGATE_FAULT"] = "kill:before_commit"
+            environment["SEQGATE_FAULT_ARMED"] = str(commit_kill_file(workdir, instance_id))
         with log_path.open("wb") as log_file:
             process = subprocess.Popen(
                 self.command(instance_id, home / "state"),
@@ -170,6 +175,11 @@ class WorkerPlan:
                 stderr=log_file,
             )
         return WorkerProcess(instance_id, process, WorkerLog(log_path))
+
+
+def commit_kill_file(workdir: Path, instance_id: str) -> Path:
+    """The file whose creation arms a worker's kill inside its next commit."""
+    return workdir / instance_id / "kill-inside-the-next-commit"
 
 
 def wait_until(
