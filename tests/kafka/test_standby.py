@@ -14,7 +14,8 @@ import dataclasses
 import json
 import signal
 import time
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -92,15 +93,15 @@ def both_serving(probe: GroupProbe) -> bool:
 
 
 def start_pair(
-    launcher: WorkerLauncher, probe: GroupProbe, **a_options: Any
+    launcher: WorkerLauncher, probe: GroupProbe, options: Sequence[str] = (), **a_options: Any
 ) -> tuple[WorkerProcess, WorkerProcess]:
-    """a and b with one standby each, sharing the partitions, each standby caught up. a
-    processes the preload alone first: the partitions it keeps, b has never owned, so b's
-    stores of them can only be its standbys' work."""
-    a = launcher.start("a", extra_args=STANDBY, **a_options)
+    """a and b with one standby each (and `options`), sharing the partitions, each standby
+    caught up. a processes the preload alone first: the partitions it keeps, b has never
+    owned, so b's stores of them can only be its standbys' work."""
+    a = launcher.start("a", extra_args=[*STANDBY, *options], **a_options)
     wait_for(lambda: probe.assignment().get("a") == set(range(PARTITIONS)), 90, "a to start")
     probe.wait_caught_up(120, "a to process the preload")
-    b = launcher.start("b", extra_args=STANDBY)
+    b = launcher.start("b", extra_args=[*STANDBY, *options])
     wait_for(lambda: both_serving(probe), 90, "a and b to share the partitions")
     probe.wait_caught_up(120, "a and b to process the preload")
     owners = probe.assignment()
@@ -179,10 +180,13 @@ def test_a_survivor_takes_over_from_its_warm_standbys(
         )
         feeder.join(120)
         probe.wait_caught_up(120, "b to process everything")
-        serving = {entry["partition"]: entry for entry in log_lines(b, "partition serving")}
+        servings = log_lines(b, "partition serving")
+        serving = {entry["partition"]: entry for entry in servings}
         assert b.stop() == 0, b.stderr()[-3000:]
 
     assert moved <= set(serving), (moved, sorted(serving))
+    # Cooperative rebalancing: b's own partitions were never stopped, so served only once.
+    assert sorted(e["partition"] for e in servings) == list(range(PARTITIONS)), servings
     for partition in moved:
         entry = serving[partition]
         whole = changelog_at_kill[partition]
@@ -352,7 +356,7 @@ def test_a_worker_killed_inside_its_commit_is_taken_over_at_once(
             SESSION_TIMEOUT_MS / 1000 + 20,
             "b to serve a's partitions",
         )
-        ended = "ended the open transaction of a dropped worker"
+        ended = "ended the open transaction of a previous owner"
         wait_for(lambda: log_lines(b, ended), 30, "b to say it ended a's transaction")
         ended_by_b = log_lines(b, ended)
         serving = {entry["partition"]: entry for entry in log_lines(b, "partition serving")}
@@ -366,5 +370,49 @@ def test_a_worker_killed_inside_its_commit_is_taken_over_at_once(
     check_verified(
         kafka_bootstrap, config, inputs=EVENTS, min_accepted=workload.expected["accepted"]
     )
+    directories = [launcher.state_directory("a"), launcher.state_directory("b")]
+    assert check_stores_match_replay(kafka_bootstrap, config, directories) == IDENTITIES
+
+
+def test_eager_rebalancing_stops_the_survivors_partitions_too_and_stays_exact(
+    kafka_bootstrap: str, unique_name: str, tmp_path: Path
+) -> None:
+    """--rebalance eager: when a is killed, b gives up its own partitions as well and takes
+    them back with a's (each served a second time); nothing is lost or doubled."""
+    with pipeline(kafka_bootstrap, unique_name, tmp_path, 15) as run:
+        config, workload, probe, launcher = run.config, run.workload, run.probe, run.launcher
+        a, b = start_pair(launcher, probe, ["--rebalance", "eager"])
+        owned_by_b = probe.assignment()["b"]
+        # Input for every partition until the end: b's own partitions serve again only when
+        # it commits new input of theirs after the rebalance.
+        feeder = Feeder(
+            kafka_bootstrap,
+            config.input_topic,
+            workload.records[PRELOAD:],
+            pause_s=0.3,
+            redeliver=True,
+        ).start()
+        a.kill()
+
+        def served_twice() -> set[int]:
+            counts = Counter(e["partition"] for e in log_lines(b, "partition serving"))
+            return {partition for partition, count in counts.items() if count >= 2}
+
+        wait_for(
+            lambda: owned_by_b <= served_twice(),
+            SESSION_TIMEOUT_MS / 1000 + 60,
+            "b to stop its own partitions and serve them again",
+        )
+        wait_for(
+            lambda: probe.assignment() == {"b": set(range(PARTITIONS))},
+            60,
+            "b to own every partition",
+        )
+        feeder.join(120)
+        probe.wait_caught_up(120, "b to process everything")
+        assert b.stop() == 0, b.stderr()[-3000:]
+
+    inputs = PRELOAD + feeder.produced
+    check_verified(kafka_bootstrap, config, inputs=inputs, min_accepted=1)
     directories = [launcher.state_directory("a"), launcher.state_directory("b")]
     assert check_stores_match_replay(kafka_bootstrap, config, directories) == IDENTITIES

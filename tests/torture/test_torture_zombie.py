@@ -67,11 +67,12 @@ class Freeze:
 
 
 def pause_inside_a_transaction(
-    worker: WorkerProcess, probe: GroupProbe, bootstrap: str, arm: Path
+    worker: WorkerProcess, probe: GroupProbe, bootstrap: str, arm: Path, *, sent: bool = False
 ) -> Freeze:
-    """Arm the worker's `stop:after_state_update` fault and wait until it has frozen itself
-    there, in the middle of a transaction (nothing flushed, no offsets sent, no commit
-    asked for), where it stays until SIGCONT. A frozen transaction with no record in the
+    """Arm the worker's `stop:` fault and wait until it has frozen itself there, in the
+    middle of a transaction (at `after_state_update`: nothing flushed, no offsets sent; at
+    `before_commit`: flushed and its offsets sent; no commit asked for in either), where it
+    stays until SIGCONT. A frozen transaction with no record in the
     outbox yet is let go and the next freeze taken."""
     for attempt in range(1, 21):
         arm.touch()
@@ -82,7 +83,7 @@ def pause_inside_a_transaction(
         )
         assert worker.alive(), worker.stderr()[-3000:]
         arm.unlink()
-        held = uncommitted_record(probe, bootstrap)
+        held = uncommitted_record(probe, bootstrap, stable=not sent)
         # Read after the record: records the worker had sent before it froze may reach the
         # log after the freeze, and `high` must cover the held one (the LSO passing `high`
         # then says its transaction ended; clean-clone run 16: `high` read first, the held
@@ -96,13 +97,19 @@ def pause_inside_a_transaction(
     raise AssertionError("no frozen transaction held records in the outbox")
 
 
-def uncommitted_record(probe: GroupProbe, bootstrap: str) -> tuple[int, int] | None:
+def uncommitted_record(
+    probe: GroupProbe, bootstrap: str, *, stable: bool = True
+) -> tuple[int, int] | None:
     """An outbox record of a transaction not committed, if any: past the last stable
     offset, from an input offset at or past the group's committed one. Committed offsets
-    read with read_committed are stable (KIP-447): earlier transactions have completed."""
+    read with read_committed are stable (KIP-447): earlier transactions have completed.
+    A frozen transaction that sent its offsets holds them pending, and a read_committed
+    reader would wait for it forever: then (`stable` false) the last committed ones are
+    read without waiting."""
     config = probe.config
     settings = {"bootstrap.servers": bootstrap, "group.id": config.application_id}
-    stable_reader = Consumer({**settings, "isolation.level": "read_committed"})
+    isolation = "read_committed" if stable else "read_uncommitted"
+    stable_reader = Consumer({**settings, "isolation.level": isolation})
     reader = Consumer(
         {**settings, "isolation.level": "read_uncommitted", "enable.partition.eof": True}
     )
@@ -185,13 +192,14 @@ def freeze_until_the_broker_aborts(
 @pytest.mark.parametrize(
     ("membership", "transaction_timeout_ms", "variant"),
     [
-        # B, taking A's partitions over, ends A's open transaction at once (a static member
-        # is named by its instance id, which gives its transactional.id: worker/handover.py).
-        # A resumes with a fenced producer, reads B's mark and goes on with a new one.
+        # A froze after sending its offsets to the transaction, so they are pending: B,
+        # taking A's partitions over, ends A's transaction at once (worker/handover.py). A
+        # resumes with a fenced producer, reads B's mark and goes on with a new one.
         pytest.param("static", 60_000, "ended", id="ended-by-the-new-owner"),
-        # Dynamic members: B cannot tell A's transactional.id, so A's transaction stays open.
-        # The pause is shorter than its timeout: A resumes with its transaction open and
-        # believes it still owns its partitions; its offsets are refused (KIP-447).
+        # A froze before sending its offsets: nothing holds B back and A's transaction stays
+        # open. The pause is shorter than its timeout: A resumes with its transaction open
+        # and believes it still owns its partitions; its offsets are refused (KIP-447).
+        # Dynamic members, so that both kinds of membership are exercised.
         pytest.param("dynamic", 60_000, "open", id="transaction-open"),
         # The broker aborts A's transaction on timeout while A is stopped (and bumps
         # its producer epoch): A resumes with a producer the broker has fenced.
@@ -230,9 +238,12 @@ def test_zombie_worker_is_fenced_after_a_pause(
         ) as launcher:
             arm = tmp_path / "arm-stop"
             # Frozen by its own fault point, a random number of records after being armed.
+            # Frozen after its offsets are sent (before_commit) or before (after_state_update).
+            point = "before_commit:0" if variant == "ended" else "after_state_update:"
+            skip = "" if variant == "ended" else str(random.randrange(100, 3_000))
             a = launcher.start(
                 "a",
-                fault=f"stop:after_state_update:{random.randrange(100, 3_000)}",
+                fault=f"stop:{point}{skip}",
                 env={"SEQGATE_FAULT_ARMED": str(arm)},
                 extra_args=membership_args(membership, "a"),
             )
@@ -244,7 +255,9 @@ def test_zombie_worker_is_fenced_after_a_pause(
                 chunk=1_000,
                 pause_s=0.3,
             ).start()
-            freeze = pause_inside_a_transaction(a, probe, kafka_bootstrap, arm)
+            freeze = pause_inside_a_transaction(
+                a, probe, kafka_bootstrap, arm, sent=variant == "ended"
+            )
             attempts, high = freeze.attempts, freeze.high
             paused_at = time.monotonic()
             committed_at_pause = probe.committed_total()

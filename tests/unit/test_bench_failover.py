@@ -3,6 +3,7 @@ tests/kafka/test_bench_failover.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -267,3 +268,28 @@ def test_the_command_refuses_what_failover_cannot_do(args: list[str], message: s
     result = CliRunner().invoke(bench, [*args, "--bootstrap-servers", "127.0.0.1:1"])
     assert result.exit_code == 2, result.output
     assert message in result.output
+
+
+def test_the_survivors_own_stopped_partitions_are_reported() -> None:
+    kept = _result(20_000, 1, "kill", [0.2, 0.3], 6.4)
+    stopped = dataclasses.replace(kept, own_stopped=(Move(3, 6.0, 0.4, 6.4, 0.01, 0, True),))
+    assert "  0  " in failover_table([kept])
+    assert "1 (0.40 s)" in failover_table([stopped])
+    document = failover_json([stopped], {}, {})
+    assert [m["partition"] for m in document["scenarios"][0]["own_stopped"]] == [3]
+
+
+def test_the_workers_get_the_rebalance_protocol(tmp_path: Path) -> None:
+    plan = WorkerPlan(
+        KafkaSettings("127.0.0.1:9092"),
+        "app",
+        "in",
+        "out",
+        "rej",
+        1,
+        6_000,
+        10_000,
+        rebalance="eager",
+    )
+    command = plan.command("w1", tmp_path / "w1" / "state")
+    assert command[command.index("--rebalance") + 1] == "eager"

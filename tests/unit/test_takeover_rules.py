@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from seqgate.streams.rules.takeover import departed_owners, taken_over_by
+from seqgate.streams.rules.takeover import previous_owners, taken_over_by
 from seqgate.streams.runtime.topics import (
     fence_stamp,
     fenced_group,
@@ -17,23 +17,15 @@ from seqgate.streams.runtime.topics import (
 )
 from seqgate.streams.tools.standby_status import RestoreProgress
 
-OWNERS = {0: "a", 1: "a", 2: "b", 3: "c"}
+
+def test_previous_owners_are_read_from_the_committed_offsets_metadata() -> None:
+    committed = {0: "a", 1: "a", 2: "b", 3: "c"}
+    assert previous_owners(committed, me="b") == {"a": {0, 1}, "c": {3}}
 
 
-def test_only_previous_owners_the_group_dropped_are_fenced() -> None:
-    assert departed_owners(OWNERS, [0, 1], members={"b", "c"}, me="b") == {"a"}
-    # a is still a member: it committed before it gave the partitions away.
-    assert departed_owners(OWNERS, [0, 1], members={"a", "b"}, me="b") == set()
-
-
-def test_a_worker_never_fences_itself_nor_owners_of_other_partitions() -> None:
-    assert departed_owners(OWNERS, [2], members={"c"}, me="b") == set()
-    assert departed_owners(OWNERS, [3], members=set(), me="b") == {"c"}
-    assert departed_owners(OWNERS, [0, 3], members={"c"}, me="b") == {"a"}
-
-
-def test_a_partition_nobody_was_seen_owning_fences_nobody() -> None:
-    assert departed_owners(OWNERS, [7], members=set(), me="b") == set()
+def test_a_worker_never_fences_itself_nor_a_name_nobody_wrote() -> None:
+    # Never committed (None), or committed by a tool without a name (reset: "").
+    assert previous_owners({0: "b", 1: None, 2: ""}, me="b") == {}
 
 
 def test_a_mark_counts_only_when_made_after_the_fenced_producer_started() -> None:

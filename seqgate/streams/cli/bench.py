@@ -151,8 +151,9 @@ _FAILOVER_K = {False: (100_000, 1_000_000), True: (20_000,)}
     "--failover",
     is_flag=True,
     help="Instead of measuring speed: time how long partitions go unserved when one of two"
-    " workers is killed (SIGKILL) or stopped (SIGTERM), with 0 and 1 standby replicas, under"
-    " a steady offered load (issue 39). Default K 100,000 and 1,000,000 (quick 20,000).",
+    " workers is killed (SIGKILL, or inside its commit) or stopped (SIGTERM), with 0 and 1"
+    " standby replicas, under a steady offered load (issue 39). Default K 100,000 and"
+    " 1,000,000 (quick 20,000).",
 )
 @click.option(
     "--failover-identities",
@@ -174,6 +175,14 @@ _FAILOVER_K = {False: (100_000, 1_000_000), True: (20_000,)}
     show_default=True,
     help="--failover: the workers' --membership (static keeps a stopped worker's partitions"
     " for the session timeout; dynamic hands them over at the stop).",
+)
+@click.option(
+    "--failover-rebalance",
+    type=click.Choice(["cooperative", "eager"]),
+    default="cooperative",
+    show_default=True,
+    help="--failover: the workers' --rebalance (eager stops the survivor's own partitions"
+    " at each rebalance too).",
 )
 @click.option("--profile", is_flag=True, help="Also run the Worker under cProfile (not timed).")
 @click.option("--keep-topics", is_flag=True, help="Do not delete the benchmark's topics.")
@@ -350,15 +359,13 @@ def _failover_ran(
         if identities is not None:
             raise click.UsageError("--failover-identities is an option of --failover")
         return False
-    chosen = _failover_settings(
-        identities, options["failover_rate"], options["failover_membership"], quick, keep_topics
-    )
+    chosen = _failover_settings(identities, options, quick, keep_topics)
     _failover(chosen, kafka, report)
     return True
 
 
 def _failover_settings(
-    identities: str | None, rate: float, membership: str, quick: bool, keep_topics: bool
+    identities: str | None, options: dict[str, Any], quick: bool, keep_topics: bool
 ) -> FailoverSettings:
     from seqgate.streams.devtools.bench.failover import FailoverSettings
     from seqgate.streams.devtools.bench.failover_report import parse_identity_counts
@@ -368,7 +375,11 @@ def _failover_settings(
     except ValueError as error:
         raise click.UsageError(str(error)) from error
     return FailoverSettings(
-        identities=counts, offered_rate=rate, keep_topics=keep_topics, membership=membership
+        identities=counts,
+        offered_rate=options["failover_rate"],
+        keep_topics=keep_topics,
+        membership=options["failover_membership"],
+        rebalance=options["failover_rebalance"],
     )
 
 

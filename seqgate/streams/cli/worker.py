@@ -139,6 +139,16 @@ def worker_options(func: F) -> F:
             " handover to standbys).",
         ),
         setting(
+            "--rebalance",
+            "SEQGATE_REBALANCE",
+            default="cooperative",
+            type=click.Choice(["cooperative", "eager"]),
+            help="cooperative (cooperative-sticky): a rebalance stops only the partitions that"
+            " change owner; eager (range): every worker gives up all its partitions at each"
+            " rebalance and gets its own back. Offered to measure the difference: the torture"
+            " tests run cooperative.",
+        ),
+        setting(
             "--instance-id",
             "SEQGATE_INSTANCE_ID",
             type=KafkaMemberId(),
@@ -184,6 +194,7 @@ def worker(
     engine: str,
     standby_replicas: int,
     membership: str,
+    rebalance: str,
 ) -> None:
     """Run the exactly-once processor until SIGTERM or Ctrl-C.
 
@@ -221,6 +232,7 @@ def worker(
         engine=engine,
         standby_replicas=standby_replicas,
         membership=membership,
+        rebalance=rebalance,
     )
     if print_config:
         click.echo(json.dumps(resolved_configuration(config), indent=2))
@@ -257,6 +269,7 @@ def resolved_configuration(config: WorkerConfig) -> dict[str, object]:
         "engine": config.engine,
         "standby_replicas": config.standby_replicas,
         "membership": config.membership,
+        "rebalance": config.rebalance,
     }
 
 

@@ -3,23 +3,27 @@ tells that takeover from a second process with its instance id (worker/handover.
 
 A worker killed inside its commit leaves its input offsets pending in the group until its
 transaction ends; the broker ends it only at the transaction timeout. The new owner ends it
-at once by fencing the previous owner's transactional.id, which is safe only for an owner
-the group has dropped: a member that gave partitions away committed before it did. With
-static membership a member's name is its instance id, which gives its transactional.id.
+at once by fencing the previous owner's transactional.id. The previous owner is the worker
+that committed the partition's offsets last: each worker names itself in the metadata of
+the offsets it commits, and the instance id gives the transactional.id. Only offsets still
+pending are a reason to fence: a worker that gave a partition away committed it first.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 
-def departed_owners(
-    owners: Mapping[int, str], partitions: Iterable[int], members: set[str], me: str
-) -> set[str]:
-    """The previous owners of `partitions` (from the last stable description, `owners`:
-    partition -> instance id) that are no longer members of the group."""
-    previous = {owners[p] for p in partitions if p in owners}
-    return previous - members - {me}
+def previous_owners(last_committer: Mapping[int, str | None], me: str) -> dict[str, set[int]]:
+    """Instance id -> the partitions it committed last, for the newly assigned partitions
+    (`last_committer`: partition -> the metadata of its committed offset), leaving out this
+    worker and partitions whose offsets name nobody (never committed, or committed by a
+    tool such as `seqgate reset`)."""
+    owners: dict[str, set[int]] = {}
+    for partition, name in last_committer.items():
+        if name and name != me:
+            owners.setdefault(name, set()).add(partition)
+    return owners
 
 
 def taken_over_by(mark: tuple[int, str] | None, producer_since_s: float) -> str | None:

@@ -51,8 +51,8 @@ _OWNED: dict[str, str] = {
     "group.instance.id": "give it with --instance-id",
     "partitioner": "bridge and worker must map a key to the same partition (murmur2_random,"
     " the Java client's)",
-    "partition.assignment.strategy": "the worker's rebalance handling is written for"
-    " cooperative-sticky",
+    "partition.assignment.strategy": "seqgate's consumers rebalance cooperatively (the worker:"
+    " choose with --rebalance)",
     "enable.partition.eof": "seqgate sets it per client to notice the end of a partition",
     "metadata.recovery.strategy": "seqgate sets none: the default left an offset commit"
     " hanging after a full broker outage (librdkafka issue 5456)",

@@ -111,9 +111,13 @@ class Checkpoint:
         self._outage.committed()
 
     def _input_offsets(self, pending: PendingState) -> list[TopicPartition]:
-        """The open transaction's input offsets: the next offset to read, per partition."""
+        """The open transaction's input offsets: the next offset to read, per partition. Each
+        names this worker in its metadata: the partition's next owner reads it to know whose
+        transaction may hold the offsets pending (worker/handover.py)."""
         return [
-            TopicPartition(self.config.input_topic, partition, next_offset)
+            TopicPartition(
+                self.config.input_topic, partition, next_offset, metadata=self.config.instance_id
+            )
             for partition, next_offset in sorted(pending.next_offsets.items())
         ]
 

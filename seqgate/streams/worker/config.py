@@ -47,6 +47,9 @@ class WorkerConfig:
     # static: the group keeps a stopped worker's partitions for --session-timeout-ms (its
     # restart takes them back without a move); dynamic: a stopped worker leaves at once.
     membership: str = "static"
+    # cooperative: a rebalance stops only the partitions that move; eager: every member gives
+    # up all its partitions and gets them back (offered to measure the difference).
+    rebalance: str = "cooperative"
 
     @property
     def changelog_topic(self) -> str:
@@ -55,6 +58,10 @@ class WorkerConfig:
     @property
     def transactional_id(self) -> str:
         return f"{self.application_id}-{self.instance_id}"
+
+
+# --rebalance: the assignor of each rebalance protocol.
+ASSIGNORS = {"cooperative": "cooperative-sticky", "eager": "range"}
 
 
 def consumer_config(config: WorkerConfig) -> dict[str, object]:
@@ -76,6 +83,7 @@ def consumer_config(config: WorkerConfig) -> dict[str, object]:
             # (docs/benchmark.md, "Failover with standby replicas").
             "heartbeat.interval.ms": min(HEARTBEAT_MS, config.session_timeout_ms // 3),
             "enable.partition.eof": False,
+            "partition.assignment.strategy": ASSIGNORS[config.rebalance],
             **config.extra_consumer_config,
         },
     )

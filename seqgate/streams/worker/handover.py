@@ -1,4 +1,5 @@
-"""Ending the open transaction of a worker the group dropped, as its partitions arrive.
+"""Ending the open transaction of a worker that left its input offsets pending, as its
+partitions arrive.
 
 A worker killed between sending its input offsets to its transaction and committing it
 leaves those offsets pending in the group: until the transaction ends, the group answers
@@ -7,15 +8,22 @@ transaction only at its timeout (`--transaction-timeout-ms`). The next owner end
 once the way the dead worker's restart would: a producer initialised with the dead worker's
 `transactional.id` fences it, and the coordinator aborts what it had open. Nothing of that
 transaction could have committed anyway: its offsets carry a group generation that ended
-with the dead worker's membership. Which owners qualify: rules/takeover.py.
+with the dead worker's membership.
 
-Just before the fence the new owner marks, in the dropped worker's fenced group
-(runtime/topics.py), when and by whom. A dropped worker that was only paused, and resumes
-to find its producer fenced, reads the mark and goes on with a new producer
-(runtime/renewal.py); without a mark, a fence means a second process with its instance id.
+On an assignment, for the partitions whose committed offsets name another worker (each
+worker names itself in its offsets' metadata: rules/takeover.py), a consumer that does not
+wait for pending offsets (`read_uncommitted`) reads who committed them last, and one that
+does (`read_committed`) asks again, briefly: when that answer does not come, the offsets
+are pending, and their owner is fenced. A live worker that gave partitions away committed
+them first, so it is never fenced. Only consumer requests are used, no admin requests:
+librdkafka's coordinator admin requests can abort the process when a connection drops
+under them (librdkafka issues 3663 and 4605).
 
-Only with static membership: a dynamic member's name in the group does not tell its
-transactional.id, so a dropped dynamic member's transaction waits for the broker's timeout.
+Just before the fence the new owner marks, in the fenced worker's group
+`<application-id>-fenced-<instance-id>` (runtime/topics.py), when and by whom. A fenced
+worker that was only paused resumes to find its producer fenced, reads the mark and goes on
+with a new producer (runtime/renewal.py); without a mark, a fence means a second process
+with its instance id.
 """
 
 from __future__ import annotations
@@ -26,17 +34,9 @@ import threading
 import time
 from collections.abc import Iterable
 
-from confluent_kafka import (
-    Consumer,
-    ConsumerGroupTopicPartitions,
-    KafkaError,
-    KafkaException,
-    Producer,
-    TopicPartition,
-)
-from confluent_kafka.admin import AdminClient
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
-from seqgate.streams.rules.takeover import departed_owners, taken_over_by
+from seqgate.streams.rules.takeover import previous_owners, taken_over_by
 from seqgate.streams.runtime.kafka_clients import client_config, close_producer
 from seqgate.streams.runtime.renewal import TakenOver
 from seqgate.streams.runtime.topics import fence_stamp, fenced_group, read_fence_stamp
@@ -44,82 +44,89 @@ from seqgate.streams.worker.config import WorkerConfig, producer_config
 
 log = logging.getLogger(__name__)
 
-# How often the group is described for its owners (a partition's owner changes rarely).
-WATCH_S = 3.0
-_ASK_TIMEOUT_S = 5.0
+# A committed offset is read in tens of milliseconds; a pending one is not read at all.
+PENDING_PROBE_S = 1.0
+_READ_TIMEOUT_S = 10.0
+_CLOSE_WAIT_S = 5.0
 # The coordinator answers "concurrent transactions" while it writes the abort's markers;
 # librdkafka's default backoff (100 ms, doubling to 1 s) then waits longer than the abort.
 _FAST_RETRIES = {"retry.backoff.ms": "20", "retry.backoff.max.ms": "100"}
 
 
-class DepartedOwners:
-    """Remembers who owned each partition; ends a dropped owner's transaction on takeover."""
+class PendingOwners:
+    """Ends, on an assignment, the transactions that hold its partitions' offsets pending."""
 
     def __init__(self, config: WorkerConfig) -> None:
         self.config = config
-        self._admin = AdminClient(client_config(config.kafka))
-        self._owners: dict[int, str] = {}  # partition -> instance id, as last described
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._watch, name="group-owners", daemon=True)
-
-    def start(self) -> None:
-        self._observe()  # the owners before this worker's first assignment
-        self._thread.start()
+        self._lock = threading.Lock()  # one takeover at a time; the readers are shared
+        self._readers: tuple[Consumer, Consumer] | None = None
+        self._closed = False
 
     def close(self) -> None:
-        self._stop.set()
+        self._closed = True
+        # A fence under way may take a while; the process does not wait for it to close.
+        if not self._lock.acquire(timeout=_CLOSE_WAIT_S):
+            return
+        try:
+            if self._readers is not None:
+                for reader in self._readers:
+                    reader.close()
+                self._readers = None
+        finally:
+            self._lock.release()
 
-    def end_transactions(self, partitions: Iterable[int]) -> threading.Thread | None:
-        """Start ending the transactions of the dropped previous owners of `partitions`, on
-        a thread of its own: the rebalance callback and the restore go on meanwhile."""
-        with self._lock:
-            owners = dict(self._owners)
-        partitions = list(partitions)
-        if not {owners.get(p) for p in partitions} - {None, self.config.instance_id}:
-            return None  # the partitions were nobody else's, as far as this worker saw
+    def end_transactions(self, partitions: Iterable[int]) -> threading.Thread:
+        """Look for pending offsets of `partitions` and end the transactions that hold them,
+        on a thread of its own: the rebalance callback and the restore go on meanwhile."""
         thread = threading.Thread(
-            target=self._end_departed, args=(owners, partitions), name="fence", daemon=True
+            target=self._end_pending, args=(sorted(partitions),), name="fence", daemon=True
         )
         thread.start()
         return thread
 
-    def _end_departed(self, owners: dict[int, str], partitions: list[int]) -> None:
-        members = self._observe()
-        if members is None:
-            return  # the group cannot be described: waiting for the timeout is safe
-        for owner in sorted(departed_owners(owners, partitions, members, self.config.instance_id)):
-            self._end(owner)
+    def _end_pending(self, partitions: list[int]) -> None:
+        with self._lock:
+            if self._closed or not partitions:
+                return
+            last, stable = self._open_readers()
+            try:
+                committers = self._committers(last, partitions)
+            except KafkaException as error:
+                log.info("committed offsets not read", extra={"error": str(error.args[0])})
+                return
+            owners = previous_owners(committers, self.config.instance_id)
+            for owner, theirs in sorted(owners.items()):
+                if self._pending(stable, theirs):
+                    self._end(owner, sorted(theirs))
 
-    def _watch(self) -> None:
-        while not self._stop.wait(WATCH_S):
-            self._observe()
+    def _open_readers(self) -> tuple[Consumer, Consumer]:
+        if self._readers is None:
+            self._readers = (self._reader("read_uncommitted"), self._reader("read_committed"))
+        return self._readers
 
-    def _observe(self) -> set[str] | None:
-        """The group's static members now; notes the owners of a stable group."""
-        group = self.config.application_id
+    def _reader(self, isolation: str) -> Consumer:
+        """A consumer of the worker's group that never joins it: it only reads offsets."""
+        settings = {
+            "group.id": self.config.application_id,
+            "isolation.level": isolation,  # read_committed waits for pending offsets
+            "enable.auto.commit": False,
+        }
+        return Consumer(client_config(self.config.kafka, **settings))
+
+    def _committers(self, last: Consumer, partitions: list[int]) -> dict[int, str | None]:
+        """Partition -> the worker named by its committed offset (pending ones not waited for)."""
+        asked = [TopicPartition(self.config.input_topic, p) for p in partitions]
+        return {tp.partition: tp.metadata for tp in last.committed(asked, _READ_TIMEOUT_S)}
+
+    def _pending(self, stable: Consumer, partitions: set[int]) -> bool:
+        asked = [TopicPartition(self.config.input_topic, p) for p in sorted(partitions)]
         try:
-            future = self._admin.describe_consumer_groups([group], request_timeout=_ASK_TIMEOUT_S)
-            description = future[group].result(timeout=_ASK_TIMEOUT_S)
+            stable.committed(asked, PENDING_PROBE_S)
         except KafkaException as error:
-            log.info("group not described", extra={"error": str(error.args[0])})
-            return None
-        members: set[str] = set()
-        owners: dict[int, str] = {}
-        for member in description.members:
-            if member.group_instance_id is None:
-                continue  # dynamic: its name does not tell its transactional.id
-            members.add(member.group_instance_id)
-            assigned = member.assignment.topic_partitions if member.assignment else []
-            for tp in assigned:
-                if tp.topic == self.config.input_topic:
-                    owners[tp.partition] = member.group_instance_id
-        if getattr(description.state, "name", "").lower() == "stable":
-            with self._lock:
-                self._owners.update(owners)
-        return members
+            return bool(error.args) and error.args[0].code() == KafkaError._TIMED_OUT
+        return False
 
-    def _end(self, instance_id: str) -> None:
+    def _end(self, instance_id: str, partitions: list[int]) -> None:
         """Mark, then fence `instance_id`'s transactional producer: its transaction aborts."""
         departed = dataclasses.replace(
             self.config,
@@ -136,18 +143,21 @@ class DepartedOwners:
                 close_producer(producer)
         except KafkaException as error:
             log.warning(
-                "the open transaction of dropped worker %s was not ended (%s): its partitions"
-                " wait for the broker to abort it (--transaction-timeout-ms)",
+                "the open transaction of worker %s, which holds the offsets of partitions %s"
+                " pending, was not ended (%s): they wait for the broker to abort it"
+                " (--transaction-timeout-ms)",
                 instance_id,
+                partitions,
                 error.args[0].str() if error.args else error,
                 extra={"transactional_id": departed.transactional_id},
             )
             return
         log.info(
-            "ended the open transaction of a dropped worker",
+            "ended the open transaction of a previous owner",
             extra={
                 "instance_id": instance_id,
                 "transactional_id": departed.transactional_id,
+                "partitions": partitions,
                 "seconds": round(time.monotonic() - began, 3),
             },
         )
@@ -169,21 +179,21 @@ def takeover_reader(config: WorkerConfig) -> TakenOver:
     """For the session (runtime/renewal.py): who ended this worker's transaction at a
     takeover after the given time, read from its fenced group's mark; None if nobody
     did, or if the mark cannot be read (the fence is then taken as another process's)."""
-    admin: list[AdminClient] = []
     group = fenced_group(config.application_id, config.instance_id)
 
     def taken_over(producer_since_s: float) -> str | None:
-        if not admin:
-            admin.append(AdminClient(client_config(config.kafka)))
-        asked = [ConsumerGroupTopicPartitions(group, [TopicPartition(config.input_topic, 0)])]
+        reader = Consumer(
+            client_config(config.kafka, **{"group.id": group, "enable.auto.commit": False})
+        )
         try:
-            answer = admin[0].list_consumer_group_offsets(asked, request_timeout=_ASK_TIMEOUT_S)
-            offsets = answer[group].result(timeout=_ASK_TIMEOUT_S).topic_partitions or []
+            marks = reader.committed([TopicPartition(config.input_topic, 0)], _READ_TIMEOUT_S)
         except KafkaException as error:
             log.info("takeover mark not read", extra={"error": str(error.args[0])})
             return None
-        marks = [read_fence_stamp(tp.metadata) for tp in offsets]
-        return taken_over_by(next((m for m in marks if m is not None), None), producer_since_s)
+        finally:
+            reader.close()
+        mark = read_fence_stamp(marks[0].metadata) if marks else None
+        return taken_over_by(mark, producer_since_s)
 
     return taken_over
 

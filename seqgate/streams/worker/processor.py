@@ -47,7 +47,7 @@ from seqgate.streams.worker.checkpoint import Checkpoint, CommitListener
 from seqgate.streams.worker.compiled_step import CompiledStep
 from seqgate.streams.worker.config import WorkerConfig as WorkerConfig  # re-exported
 from seqgate.streams.worker.config import consumer_config, producer_config
-from seqgate.streams.worker.handover import DepartedOwners, takeover_reader
+from seqgate.streams.worker.handover import PendingOwners, takeover_reader
 from seqgate.streams.worker.liveness import LivenessCheck, StallWatch
 from seqgate.streams.worker.outage import WriteOutage
 from seqgate.streams.worker.partition_stores import PartitionStores, describe_unavailable
@@ -79,7 +79,7 @@ class Worker:
     compiled_records = CheckpointCount()  # of those, decided by the compiled core
     aborts = CheckpointCount()
     _standbys: StandbyReplicas | None = None  # --standby-replicas: started by run()
-    _handover: DepartedOwners | None = None  # static membership: started by run()
+    _handover: PendingOwners | None = None  # started by run()
     _closing = False  # set by _close: stores are closed after the consumer
 
     def __init__(
@@ -182,9 +182,7 @@ class Worker:
         """
         self._outage.stop = stop  # a stop also ends a write outage's waits
         self._session.init()
-        if self.config.membership == "static":
-            self._handover = DepartedOwners(self.config)
-            self._handover.start()
+        self._handover = PendingOwners(self.config)
         if self.config.standby_replicas > 0:
             self._standbys = StandbyReplicas(
                 self.config, self._stores.changelog_topic_id(), self.metrics
@@ -301,7 +299,7 @@ class Worker:
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         at, began = time.time(), time.monotonic()
         numbers = [tp.partition for tp in partitions]
-        if self._handover is not None:  # a dropped owner's open transaction holds them back
+        if self._handover is not None:  # a dead owner's transaction may hold their offsets
             self._handover.end_transactions(numbers)
         # A standby of one of them is handed over first: the restore then reads its tail.
         standbys = self._standbys

@@ -67,6 +67,9 @@ __all__ = ["FailoverError", "FailoverRun", "FailoverSettings", "run_failover"]
 _WORKERS = ("w0", "w1")
 _SIGNALS = {"kill": signal.SIGKILL, "graceful": signal.SIGTERM}
 _VICTIM_EXIT_S = 60.0
+# After the moves are served: how long the survivor's own partitions may take to be served
+# again when the rebalance stopped them (eager), before they count as never stopped.
+_OWN_WINDOW_S = 3.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +88,8 @@ class FailoverSettings:
     # The workers' --membership: static (their default) keeps a stopped worker's partitions
     # for the session timeout, since librdkafka sends no LeaveGroup for a static member.
     membership: str = "static"
+    # The workers' --rebalance: eager stops the survivor's own partitions at the takeover too.
+    rebalance: str = "cooperative"
 
     def scenarios(self) -> list[Scenario]:
         return [
@@ -118,6 +123,7 @@ class FailoverSettings:
             "session_timeout_ms": self.session_timeout_ms,
             "transaction_timeout_ms": self.transaction_timeout_ms,
             "membership": self.membership,
+            "rebalance": self.rebalance,
             "settle_s": self.settle_s,
             "seed": self.seed,
             "ready": "w0 alone committed the pre-load, then w1 joined; both logged"
@@ -191,6 +197,7 @@ def _run_scenario(
         session_timeout_ms=settings.session_timeout_ms,
         transaction_timeout_ms=settings.transaction_timeout_ms,
         membership=settings.membership,
+        rebalance=settings.rebalance,
     )
     specs = pipeline_topics(
         input_topic=plan.input_topic,
@@ -244,6 +251,7 @@ class _Takeover:
             victim, moved, kill_at = self._take_one_away(watch)
             survivor = next(w for w in self.workers if w is not victim)
             moves = self._wait_serving(survivor, moved, kill_at)
+            own = self._own_stopped(survivor, set(range(self.settings.partitions)) - moved, kill_at)
             sent, seconds = load.stop()
             exit_code = self._victim_exit(victim)
         return ScenarioResult(
@@ -255,6 +263,7 @@ class _Takeover:
             offered_rate=sent / seconds if seconds > 0 else 0.0,
             offered_events=sent,
             victim_exit=exit_code,
+            own_stopped=tuple(own[p] for p in sorted(own)),
         )
 
     def _start_workers(self, watch: GroupWatch) -> float:
@@ -405,6 +414,19 @@ class _Takeover:
             f" {sorted(moved)} after the {self.scenario.mode}",
             [survivor],
         )
+        return found
+
+    def _own_stopped(
+        self, survivor: WorkerProcess, own: set[int], kill_at: float
+    ) -> dict[int, Move]:
+        """The survivor's own partitions that it stopped and served again after the kill
+        (eager rebalancing revokes them all), as seen within a short window: none with
+        cooperative rebalancing, which leaves them running."""
+        deadline = time.monotonic() + _OWN_WINDOW_S
+        found = moves_after(_servings(survivor), own, kill_at)
+        while set(found) < own and time.monotonic() < deadline:
+            time.sleep(0.1)  # polling the survivor's log
+            found = moves_after(_servings(survivor), own, kill_at)
         return found
 
     def _victim_exit(self, victim: WorkerProcess) -> int:

@@ -116,6 +116,7 @@ class WorkerPlan:
     session_timeout_ms: int
     transaction_timeout_ms: int
     membership: str = "static"  # or "dynamic": the worker's --membership
+    rebalance: str = "cooperative"  # or "eager": the worker's --rebalance
 
     def command(self, instance_id: str, state_dir: Path) -> list[str]:
         return [
@@ -147,6 +148,8 @@ class WorkerPlan:
             str(self.standby_replicas),
             "--membership",
             self.membership,
+            "--rebalance",
+            self.rebalance,
             # A dynamic member has no group.instance.id: its client.id names it in the
             # group's description instead (GroupWatch.assignment).
             "-X",

@@ -182,6 +182,8 @@ class ScenarioResult:
     offered_rate: float  # the load during the kill, events/s as sent
     offered_events: int
     victim_exit: int | None = None  # its exit code (-9 killed; 0 a clean graceful stop)
+    # The survivor's own partitions the takeover stopped (eager rebalancing), timed as moves.
+    own_stopped: tuple[Move, ...] = ()
 
     def spread(self, figure: str) -> dict[str, float]:
         """median and max of one of a move's figures (detection_s, takeover_s, total_s)."""
@@ -205,19 +207,21 @@ class ScenarioResult:
             "detection_s": self.spread("detection_s"),
             "takeover_s": self.spread("takeover_s"),
             "total_s": self.spread("total_s"),
-            "moves": [
-                {
-                    "partition": m.partition,
-                    "detection_s": round(m.detection_s, 4),
-                    "takeover_s": round(m.takeover_s, 4),
-                    "total_s": round(m.total_s, 4),
-                    "restore_s": m.restore_s,
-                    "restored": m.restored,
-                    "standby": m.standby,
-                }
-                for m in self.moves
-            ],
+            "moves": [_move_dict(m) for m in self.moves],
+            "own_stopped": [_move_dict(m) for m in self.own_stopped],
         }
+
+
+def _move_dict(m: Move) -> dict[str, Any]:
+    return {
+        "partition": m.partition,
+        "detection_s": round(m.detection_s, 4),
+        "takeover_s": round(m.takeover_s, 4),
+        "total_s": round(m.total_s, 4),
+        "restore_s": m.restore_s,
+        "restored": m.restored,
+        "standby": m.standby,
+    }
 
 
 # ---- targets -------------------------------------------------------------------------------
@@ -293,8 +297,18 @@ def _scenario_row(result: ScenarioResult) -> tuple[str, ...]:
         _seconds(result.spread("total_s")),
         f"{restored:,}",
         f"{warm}/{len(moves)}",
+        _own(result),
         f"{result.offered_rate:,.0f} ev/s",
     )
+
+
+def _own(result: ScenarioResult) -> str:
+    """How many of the survivor's own partitions stopped, and the longest from their
+    assignment back to serving (they stopped a little earlier, at the revocation)."""
+    stopped = result.own_stopped
+    if not stopped:
+        return "0"
+    return f"{len(stopped)} ({max(m.takeover_s for m in stopped):.2f} s)"
 
 
 _HEADER = (
@@ -305,6 +319,7 @@ _HEADER = (
     "total s med / max",
     "replayed",
     "from standby",
+    "own stopped",
     "offered",
 )
 
