@@ -11,7 +11,10 @@ from seqgate.streams.rules.takeover import previous_owners, taken_over_by
 from seqgate.streams.runtime.topics import (
     fence_stamp,
     fenced_group,
+    owner_stamp,
+    owners_group,
     read_fence_stamp,
+    read_owner_stamp,
     read_restore_stamp,
     restore_stamp,
 )
@@ -70,3 +73,10 @@ def test_anything_else_is_no_restore_report() -> None:
 
 def test_a_restore_report_says_who_and_how_much_is_left() -> None:
     assert RestoreProgress("w1", 2, 412_000).describe() == "w1(412,000 left)"
+
+
+def test_an_owner_stamp_reads_back_what_was_written() -> None:
+    assert read_owner_stamp(owner_stamp(1_700, "w1")) == (1_700, "w1")
+    for metadata in (None, "", "w1", "owner@", "owner@x:w1", "owner@1:", "fenced@1:w1"):
+        assert read_owner_stamp(metadata) is None
+    assert owners_group("app") == "app-owners"

@@ -55,6 +55,32 @@ def standby_group_prefix(application_id: str) -> str:
     return f"{application_id}-standby-"
 
 
+# The metadata of an owner's stamp: this prefix, epoch milliseconds, ":", the instance id.
+OWNER_STAMP = "owner@"
+
+
+def owners_group(application_id: str) -> str:
+    """The group in which each worker with standby replicas stamps, every few seconds, the
+    input partitions it owns (an offset per partition, the owner in its metadata), so that
+    every worker reads the same assignment without describing the group
+    (worker/standby.py). Never joined."""
+    return f"{application_id}-owners"
+
+
+def owner_stamp(at_ms: int, instance_id: str) -> str:
+    return f"{OWNER_STAMP}{at_ms}:{instance_id}"
+
+
+def read_owner_stamp(metadata: str | None) -> tuple[int, str] | None:
+    """(epoch milliseconds, owner) of an owner's stamp; None for anything else."""
+    if not metadata or not metadata.startswith(OWNER_STAMP):
+        return None
+    at, _, by = metadata[len(OWNER_STAMP) :].partition(":")
+    if not at.isdigit() or not by:
+        return None
+    return int(at), by
+
+
 # The metadata of a restore's progress report: this prefix, epoch milliseconds, ":", the
 # restoring worker's instance id, ":", the changelog records it has yet to read. A finished
 # restore reports RESTORED_STAMP the same way.

@@ -44,8 +44,9 @@ from seqgate.streams.worker.config import WorkerConfig, producer_config
 
 log = logging.getLogger(__name__)
 
-# A committed offset is read in tens of milliseconds; a pending one is not read at all.
-PENDING_PROBE_S = 1.0
+# A committed offset is read in tens of milliseconds (60 ms here, unloaded); a pending one
+# is not read at all while its transaction is open.
+PENDING_PROBE_S = 0.5
 _READ_TIMEOUT_S = 10.0
 _CLOSE_WAIT_S = 5.0
 # The coordinator answers "concurrent transactions" while it writes the abort's markers;

@@ -303,7 +303,7 @@ class Worker:
             self._handover.end_transactions(numbers)
         # A standby of one of them is handed over first: the restore then reads its tail.
         standbys = self._standbys
-        warm = frozenset() if standbys is None else standbys.own(numbers, self._member(consumer))
+        warm = frozenset() if standbys is None else standbys.own(numbers)
         restores = self._stores.assign(numbers)
         self._takeovers.assigned(at, began, restores, warm)
         self.metrics.partitions_assigned(len(self._stores))
@@ -346,15 +346,9 @@ class Worker:
                 self._stores.release(tp.partition)
             self._takeovers.released(tp.partition)
         if self._standbys is not None and not self._closing:  # warm: they may stay standbys
-            self._standbys.disown([tp.partition for tp in partitions], self._member(None))
+            self._standbys.disown([tp.partition for tp in partitions])
         self.metrics.forget(partitions)
         self.metrics.partitions_assigned(len(self._stores))
-
-    def _member(self, consumer: Consumer | None) -> str:
-        """This worker's name in the group's description (rules/placement.py)."""
-        if self.config.membership == "static":
-            return self.config.instance_id
-        return (consumer or self._consumer).memberid() or self.config.instance_id
 
     def _close(self, graceful: bool) -> None:
         # Closing the consumer revokes its partitions; their stores are closed after it

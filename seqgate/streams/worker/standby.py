@@ -9,7 +9,9 @@ When the group gives the worker one of those partitions, the thread hands the st
 like any store and reads only the tail it lacks. A standby writes nothing to Kafka.
 
 Which partitions: `seqgate.streams.rules.placement`, from the group's assignment as the
-group coordinator describes it, asked again every few seconds. A standby store that cannot
+workers stamp it in the owners' group (runtime/topics.py: each stamps the partitions it
+owns, every few seconds and after each rebalance), read at the same time. A worker that
+owns no partition is not seen as a member. A standby store that cannot
 be trusted (damaged, foreign, from an earlier changelog topic, ahead of the changelog, or
 behind its start) is moved aside and rebuilt, as an active store is.
 
@@ -33,13 +35,18 @@ from confluent_kafka import (
     Message,
     TopicPartition,
 )
-from confluent_kafka.admin import AdminClient
 
 from seqgate.streams.rules.placement import standbys_of
 from seqgate.streams.runtime.kafka_clients import client_config
 from seqgate.streams.runtime.metrics import WorkerMetrics
 from seqgate.streams.runtime.partition_reader import reader_config
-from seqgate.streams.runtime.topics import STANDBY_STAMP, standby_group
+from seqgate.streams.runtime.topics import (
+    STANDBY_STAMP,
+    owner_stamp,
+    owners_group,
+    read_owner_stamp,
+    standby_group,
+)
 from seqgate.streams.state.recovery import (
     Rebuild,
     damage_text,
@@ -60,6 +67,7 @@ log = logging.getLogger(__name__)
 
 # How often the group's assignment is asked for (and at once after a rebalance here).
 REFRESH_S = 2.0
+_OWNERS_TIMEOUT_S = 5.0
 # How long one read of the changelog waits for a record: the longest a request waits.
 _READ_WAIT_S = 0.05
 _READ_BATCH = 1_000
@@ -76,7 +84,6 @@ _HANDOVER_WAIT_S = 30.0
 class _Request:
     kind: str  # own, disown
     partitions: frozenset[int]
-    member: str  # this worker's name in the group (see StandbyReplicas.own)
     done: threading.Event = field(default_factory=threading.Event)
     warm: frozenset[int] = frozenset()  # for own: the partitions handed over warm
 
@@ -92,10 +99,10 @@ class StandbyReplicas:
         self._requests: queue.Queue[_Request] = queue.Queue()
         self._stop = threading.Event()
         self._owned: frozenset[int] = frozenset()
-        self._member = config.instance_id
         self._stores: dict[int, PartitionStore] = {}
         self._caught_up: set[int] = set()
         self._refresh_at = 0.0
+        self._partitions: int | None = None  # of the input topic, asked once
         self._lag_at = 0.0
         self._thread = threading.Thread(target=self._run, name="standby-replicas", daemon=True)
 
@@ -104,21 +111,18 @@ class StandbyReplicas:
 
     # ---- the worker's requests (its own thread) ----------------------------------------
 
-    def own(self, partitions: list[int], member: str) -> frozenset[int]:
+    def own(self, partitions: list[int]) -> frozenset[int]:
         """The worker was assigned `partitions`: hand their standby stores over (closed).
-        Returns those that were warm standbys. Waits for the thread (bounded).
-
-        `member`: the worker's name in the group's description, its instance id (static
-        membership) or its current member id (dynamic)."""
-        request = _Request("own", frozenset(partitions), member)
+        Returns those that were warm standbys. Waits for the thread (bounded)."""
+        request = _Request("own", frozenset(partitions))
         self._requests.put(request)
         if self._thread.is_alive():
             request.done.wait(_HANDOVER_WAIT_S)
         return request.warm
 
-    def disown(self, partitions: list[int], member: str) -> None:
+    def disown(self, partitions: list[int]) -> None:
         """The worker released `partitions`: they may become standbys here."""
-        self._requests.put(_Request("disown", frozenset(partitions), member))
+        self._requests.put(_Request("disown", frozenset(partitions)))
 
     def close(self) -> None:
         self._stop.set()
@@ -139,12 +143,22 @@ class StandbyReplicas:
                 "fetch.wait.max.ms": 100,
             }
         )
-        admin = AdminClient(client_config(self.config.kafka))
+        # Stamps this worker's partitions in the owners' group and reads the others'; a
+        # member of no group.
+        owners = Consumer(
+            client_config(
+                self.config.kafka,
+                **{
+                    "group.id": owners_group(self.config.application_id),
+                    "enable.auto.commit": False,
+                },
+            )
+        )
         try:
             while not self._stop.is_set():
                 self._serve_requests(consumer)
                 if time.monotonic() >= self._refresh_at:
-                    self._refresh(consumer, admin)
+                    self._refresh(consumer, owners)
                 if self._stores:
                     self._follow(consumer)
                 else:
@@ -157,6 +171,7 @@ class StandbyReplicas:
                 self._drop(consumer, partition)
             self._serve_requests(None)  # release anyone waiting
             consumer.close()
+            owners.close()
 
     def _serve_requests(self, consumer: Consumer | None) -> None:
         while True:
@@ -164,7 +179,6 @@ class StandbyReplicas:
                 request = self._requests.get_nowait()
             except queue.Empty:
                 return
-            self._member = request.member
             if request.kind == "own":
                 self._owned |= request.partitions
                 request.warm = frozenset(
@@ -178,12 +192,12 @@ class StandbyReplicas:
             self._refresh_at = 0.0  # the group changed: ask it again
             request.done.set()
 
-    def _refresh(self, consumer: Consumer, admin: AdminClient) -> None:
+    def _refresh(self, consumer: Consumer, owners: Consumer) -> None:
         self._refresh_at = time.monotonic() + REFRESH_S
-        assignment = self._assignment(admin)
+        assignment = self._assignment(owners)
         if assignment is None:
             return  # keep what is there: the next question may be answered
-        wanted = standbys_of(self._member, assignment, self.config.standby_replicas)
+        wanted = standbys_of(self.config.instance_id, assignment, self.config.standby_replicas)
         wanted -= self._owned
         for partition in sorted(set(self._stores) - wanted):
             self._drop(consumer, partition)
@@ -191,27 +205,36 @@ class StandbyReplicas:
             self._add(consumer, partition)
         self._metrics.standby_partitions.set(len(self._stores))
 
-    def _assignment(self, admin: AdminClient) -> dict[str, frozenset[int]] | None:
-        """Instance id -> owned input partitions, as the group coordinator describes it."""
-        group = self.config.application_id
+    def _assignment(self, owners: Consumer) -> dict[str, frozenset[int]] | None:
+        """Instance id -> owned input partitions: stamps this worker's own partitions in the
+        owners' group, then reads every partition's stamp there. A stamp stands until the
+        partition's next owner stamps over it: a dead worker's partitions keep their
+        standbys until they are taken over. Consumer requests only: the
+        group coordinator's admin description could abort the process when a connection
+        drops under it (librdkafka issues 3663 and 4605)."""
+        topic, me = self.config.input_topic, self.config.instance_id
+        now_ms = int(time.time() * 1000)
         try:
-            description = admin.describe_consumer_groups([group], request_timeout=5)[group].result(
-                timeout=5
-            )
+            if self._partitions is None:
+                listed = owners.list_topics(topic, timeout=_OWNERS_TIMEOUT_S).topics[topic]
+                self._partitions = len(listed.partitions)
+            stamp = owner_stamp(now_ms, me)
+            mine = [TopicPartition(topic, p, 0, metadata=stamp) for p in sorted(self._owned)]
+            if mine:
+                owners.commit(offsets=mine, asynchronous=False)
+            asked = [TopicPartition(topic, p) for p in range(self._partitions)]
+            stamps = owners.committed(asked, _OWNERS_TIMEOUT_S)
         except KafkaException as error:
-            log.info("group not described", extra={"error": str(error.args[0])})
+            log.info("partition owners not read", extra={"error": str(error.args[0])})
             return None
-        state = getattr(description.state, "name", str(description.state)).lower()
-        if state != "stable":
-            return None  # mid-rebalance: the assignment is about to change
-        found: dict[str, frozenset[int]] = {}
-        for member in description.members:
-            name = member.group_instance_id or member.member_id
-            topics = member.assignment.topic_partitions if member.assignment else []
-            found[name] = frozenset(
-                tp.partition for tp in topics if tp.topic == self.config.input_topic
-            )
-        return found
+        found: dict[str, set[int]] = {me: set(self._owned)}
+        for tp in stamps:
+            owner = read_owner_stamp(tp.metadata)
+            if owner is None:
+                continue
+            if owner[1] != me and tp.partition not in self._owned:
+                found.setdefault(owner[1], set()).add(tp.partition)
+        return {member: frozenset(partitions) for member, partitions in found.items()}
 
     def _identity(self, partition: int) -> StoreIdentity:
         return store_identity(self.config, partition, self._topic_id)
