@@ -73,12 +73,7 @@ def owner_stamp(at_ms: int, instance_id: str) -> str:
 
 def read_owner_stamp(metadata: str | None) -> tuple[int, str] | None:
     """(epoch milliseconds, owner) of an owner's stamp; None for anything else."""
-    if not metadata or not metadata.startswith(OWNER_STAMP):
-        return None
-    at, _, by = metadata[len(OWNER_STAMP) :].partition(":")
-    if not at.isdigit() or not by:
-        return None
-    return int(at), by
+    return _read_stamp(OWNER_STAMP, metadata)
 
 
 # The metadata of a restore's progress report: this prefix, epoch milliseconds, ":", the
@@ -128,9 +123,14 @@ def fence_stamp(at_ms: int, by: str) -> str:
 
 def read_fence_stamp(metadata: str | None) -> tuple[int, str] | None:
     """(epoch milliseconds, new owner) of a takeover's mark; None for anything else."""
-    if not metadata or not metadata.startswith(FENCE_STAMP):
+    return _read_stamp(FENCE_STAMP, metadata)
+
+
+def _read_stamp(prefix: str, metadata: str | None) -> tuple[int, str] | None:
+    """`<prefix><epoch ms>:<instance id>` read back; None for anything else."""
+    if not metadata or not metadata.startswith(prefix):
         return None
-    at, _, by = metadata[len(FENCE_STAMP) :].partition(":")
+    at, _, by = metadata[len(prefix) :].partition(":")
     if not at.isdigit() or not by:
         return None
     return int(at), by
