@@ -7,7 +7,7 @@ import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from confluent_kafka import KafkaError, KafkaException, Message, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
 from seqgate.streams.runtime.kafka_settings import KafkaSettings
 
@@ -145,3 +145,11 @@ def close_producer(producer: Producer) -> None:
             log.info("producer close", extra={"error": error.args[0].str()})
     for warning in caught:
         log.info("producer close", extra={"warning": str(warning.message)})
+
+
+def offsets_consumer(kafka: KafkaSettings, group: str, **settings: Any) -> Consumer:
+    """A consumer of `group` that never joins it: it only reads and commits offsets (with
+    their metadata), through consumer requests rather than admin ones."""
+    return Consumer(
+        client_config(kafka, **{"group.id": group, "enable.auto.commit": False, **settings})
+    )

@@ -96,13 +96,13 @@ def restore_stamp(at_ms: int, instance_id: str, remaining: int, *, done: bool = 
 def read_restore_stamp(metadata: str | None) -> tuple[int, str, int] | None:
     """(epoch milliseconds, instance id, records left) of a restore under way; None for a
     finished one or anything else."""
-    if not metadata or not metadata.startswith(RESTORE_STAMP):
+    stamp = _read_stamp(RESTORE_STAMP, metadata)
+    if stamp is None:
         return None
-    at, _, rest = metadata[len(RESTORE_STAMP) :].partition(":")
-    instance, _, remaining = rest.rpartition(":")
-    if not at.isdigit() or not remaining.isdigit() or not instance:
+    instance, _, remaining = stamp[1].rpartition(":")
+    if not remaining.isdigit() or not instance:
         return None
-    return int(at), instance, int(remaining)
+    return stamp[0], instance, int(remaining)
 
 
 # The metadata of a takeover's mark: this prefix, epoch milliseconds, ":", the new owner.

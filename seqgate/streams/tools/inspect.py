@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -465,8 +465,11 @@ def group_status(
         done = committed[p]
         start = done if done is not None else earliest[p]
         lag = max(ends[p] - start, 0)
-        row = PartitionStatus(p, done, ends[p], lag, last_commit[p], tuple(standbys[p]))
-        rows.append(replace(row, restoring=restoring.get(p)))
+        rows.append(
+            PartitionStatus(
+                p, done, ends[p], lag, last_commit[p], tuple(standbys[p]), restoring.get(p)
+            )
+        )
     return GroupStatus(description, input_topic, changelog_topic, rows)
 
 

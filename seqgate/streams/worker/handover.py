@@ -37,7 +37,7 @@ from collections.abc import Iterable
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 from seqgate.streams.rules.takeover import previous_owners, taken_over_by
-from seqgate.streams.runtime.kafka_clients import client_config, close_producer
+from seqgate.streams.runtime.kafka_clients import close_producer, offsets_consumer
 from seqgate.streams.runtime.renewal import TakenOver
 from seqgate.streams.runtime.topics import fence_stamp, fenced_group, read_fence_stamp
 from seqgate.streams.worker.config import WorkerConfig, producer_config
@@ -107,12 +107,10 @@ class PendingOwners:
 
     def _reader(self, isolation: str) -> Consumer:
         """A consumer of the worker's group that never joins it: it only reads offsets."""
-        settings = {
-            "group.id": self.config.application_id,
-            "isolation.level": isolation,  # read_committed waits for pending offsets
-            "enable.auto.commit": False,
-        }
-        return Consumer(client_config(self.config.kafka, **settings))
+        # read_committed waits for pending offsets; read_uncommitted does not.
+        return offsets_consumer(
+            self.config.kafka, self.config.application_id, **{"isolation.level": isolation}
+        )
 
     def _committers(self, last: Consumer, partitions: list[int]) -> dict[int, str | None]:
         """Partition -> the worker named by its committed offset (pending ones not waited for)."""
@@ -166,9 +164,7 @@ class PendingOwners:
     def _mark(self, instance_id: str) -> None:
         group = fenced_group(self.config.application_id, instance_id)
         stamp = fence_stamp(int(time.time() * 1000), self.config.instance_id)
-        consumer = Consumer(
-            client_config(self.config.kafka, **{"group.id": group, "enable.auto.commit": False})
-        )
+        consumer = offsets_consumer(self.config.kafka, group)
         try:
             mark = TopicPartition(self.config.input_topic, 0, 0, metadata=stamp)
             consumer.commit(offsets=[mark], asynchronous=False)
@@ -183,9 +179,7 @@ def takeover_reader(config: WorkerConfig) -> TakenOver:
     group = fenced_group(config.application_id, config.instance_id)
 
     def taken_over(producer_since_s: float) -> str | None:
-        reader = Consumer(
-            client_config(config.kafka, **{"group.id": group, "enable.auto.commit": False})
-        )
+        reader = offsets_consumer(config.kafka, group)
         try:
             marks = reader.committed([TopicPartition(config.input_topic, 0)], _READ_TIMEOUT_S)
         except KafkaException as error:

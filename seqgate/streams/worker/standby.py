@@ -37,7 +37,7 @@ from confluent_kafka import (
 )
 
 from seqgate.streams.rules.placement import standbys_of
-from seqgate.streams.runtime.kafka_clients import client_config
+from seqgate.streams.runtime.kafka_clients import offsets_consumer
 from seqgate.streams.runtime.metrics import WorkerMetrics
 from seqgate.streams.runtime.partition_reader import reader_config
 from seqgate.streams.runtime.topics import (
@@ -145,15 +145,7 @@ class StandbyReplicas:
         )
         # Stamps this worker's partitions in the owners' group and reads the others'; a
         # member of no group.
-        owners = Consumer(
-            client_config(
-                self.config.kafka,
-                **{
-                    "group.id": owners_group(self.config.application_id),
-                    "enable.auto.commit": False,
-                },
-            )
-        )
+        owners = offsets_consumer(self.config.kafka, owners_group(self.config.application_id))
         try:
             while not self._stop.is_set():
                 self._serve_requests(consumer)
