@@ -2,8 +2,8 @@
 #
 # Two stages: the first builds seqgate (its compiled core seqgate._core with Rust from
 # the official rust image, linked by gcc) and installs it with its runtime dependencies
-# (wheels only: the bench extra's matplotlib and numpy stay out) into a virtual
-# environment; the second is a clean python:3.11-slim with that environment copied in,
+# (wheels only) into a virtual environment: the development tools (devtools/: the bench
+# and its peers, the development broker, the demo, matplotlib) are not copied in; the second is a clean python:3.11-slim with that environment copied in,
 # running as uid/gid 10001: no compiler, no toolchain.
 
 FROM rust:1.95-slim AS rust

@@ -50,11 +50,11 @@ from typing import Any
 
 import faust
 
+from seqgate.runtime.schema_registry import RegistrySettings, connect
 from seqgate.schemas.faust_codec import (
     OutboxModel,  # and registers codec "seqgate_outbox"
     use_schema_registry,
 )
-from seqgate.streams.runtime.schema_registry import RegistrySettings, connect
 
 if os.environ.get("SEQGATE_SCHEMA_REGISTRY_URL"):
     use_schema_registry(

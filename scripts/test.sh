@@ -18,9 +18,9 @@ started=$SECONDS
 # shellcheck source=scripts/test_setup.sh
 . scripts/test_setup.sh
 echo "== ruff"
-.venv/bin/ruff check seqgate tests examples
+.venv/bin/ruff check seqgate devtools tests examples
 echo "== mypy --strict"
-.venv/bin/mypy --strict seqgate
+.venv/bin/mypy --strict seqgate devtools/seqgate_devtools
 echo "== import layers"
 .venv/bin/lint-imports --no-cache
 echo "== core/ (seqgate._core): cargo fmt, clippy -D warnings, cargo test"

@@ -17,7 +17,7 @@ The test folders:
 2. a Testcontainers Kafka container, when ``testcontainers`` is installed and a Docker engine
    answers (image ``$SEQGATE_TESTCONTAINERS_KAFKA_IMAGE``, default ``confluentinc/cp-kafka:7.6.0``;
    not exercised on the CI machines, which have no Docker engine);
-3. the project's own launcher (:func:`seqgate.streams.devtools.broker.running_broker`), Kafka 4.1.1
+3. the project's own launcher (:func:`seqgate_devtools.broker.running_broker`), Kafka 4.1.1
 from
    Maven Central, in a pytest temporary directory, stopped at the end of the session.
 
@@ -49,17 +49,17 @@ from pathlib import Path
 from typing import NoReturn
 
 import pytest
-
-from seqgate.streams.devtools.broker import (
+from seqgate_devtools.broker import (
     KAFKA_VERSION,
     BrokerError,
     BrokerHandle,
     broker_answers,
     running_broker,
 )
-from seqgate.streams.devtools.broker.cluster import running_cluster
-from seqgate.streams.devtools.broker.cluster_handle import ClusterHandle
-from seqgate.streams.devtools.broker.security import read_client_properties
+from seqgate_devtools.broker.cluster import running_cluster
+from seqgate_devtools.broker.cluster_handle import ClusterHandle
+from seqgate_devtools.broker.security import read_client_properties
+
 from tests.support.durations import UNKNOWN_S, recorded
 from tests.support.netns import (
     Namespace,
@@ -70,6 +70,7 @@ from tests.support.netns import (
 )
 from tests.support.secure_helpers import SecuredKafka
 from tests.support.tier import TIERS, VARIABLE, TierError, tier_of_run
+from tests.support.wheels import Wheels, build_wheels
 
 _DEFAULT_TC_IMAGE = "confluentinc/cp-kafka:7.6.0"
 
@@ -260,6 +261,13 @@ def _launcher_broker(
         _no_kafka(f"the local launcher failed to start a {security} broker: {exc}", remedy)
     with stack:
         yield handle
+
+
+@pytest.fixture(scope="session")
+def wheels(tmp_path_factory: pytest.TempPathFactory) -> Wheels:
+    """seqgate's wheel and the development tools', built once per test process
+    (tests/unit/test_packaging.py, tests/unit/test_runtime_install.py)."""
+    return build_wheels(tmp_path_factory.mktemp("wheels"))
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,7 @@
 
 Used by :mod:`seqgate.schemas.framing` when a schema registry is configured, around
 :meth:`~seqgate.schemas.avro_codec.AvroCodec.encode_body`; the registry that maps
-schemas to ids is :mod:`seqgate.streams.runtime.schema_registry` (docs/design.md §2.7).
+schemas to ids is :mod:`seqgate.runtime.schema_registry` (docs/design.md §2.7).
 """
 
 from __future__ import annotations

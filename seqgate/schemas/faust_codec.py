@@ -60,7 +60,7 @@ _registry: list[Framing] = []
 
 def use_schema_registry(framing: Framing) -> None:
     """Read Confluent-framed records through ``framing``'s schema registry (made with
-    ``seqgate.streams.runtime.schema_registry.connect``, as the worker's is)."""
+    ``seqgate.runtime.schema_registry.connect``, as the worker's is)."""
     if framing.registry is None:
         raise ValueError("use_schema_registry needs a Framing with a schema registry")
     _registry[:] = [framing]

@@ -13,7 +13,7 @@ registry without a flag day: readers meet both in one topic for a while.
   with the writer schema its id names (fetched once per id), resolved into the current one.
 
 The registry itself (HTTP, authentication, subject names, compatibility) is
-:mod:`seqgate.streams.runtime.schema_registry`; this module only needs the two answers
+:mod:`seqgate.runtime.schema_registry`; this module only needs the two answers
 of :class:`SchemaRegistry`, so it stays pure and testable.
 """
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import Producer
+from seqgate_devtools.samples import s3_notification, s3_record, s3_test_event, to_bytes
 
 from seqgate.connectors.parsers.normalize import normalize
 from seqgate.connectors.publish.publisher import EventPublisher, Topics
 from seqgate.schemas.codec import REJECTED_RECORD
-from seqgate.streams.devtools.samples import s3_notification, s3_record, s3_test_event, to_bytes
 from tests.support.kafka_helpers import caught_up, make_config, read_all, wait_for, worker_thread
 
 pytestmark = pytest.mark.kafka

@@ -9,10 +9,10 @@ import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
 
+from seqgate.runtime.faults import FaultPoint, InjectedFault, RaiseAt
+from seqgate.runtime.topics import TopicSpec, create_topics
 from seqgate.schemas.codec import DECISION_RECORD
 from seqgate.schemas.records import DecisionRecord
-from seqgate.streams.runtime.faults import FaultPoint, InjectedFault, RaiseAt
-from seqgate.streams.runtime.topics import TopicSpec, create_topics
 from seqgate.streams.worker.processor import Decision, WorkerConfig
 from tests.support.events import s3_event
 from tests.support.kafka_helpers import (
@@ -186,7 +186,7 @@ def test_the_cli_creates_the_audit_topic_and_configures_the_worker(
 
     from click.testing import CliRunner
 
-    from seqgate.streams.cli import cli
+    from seqgate.cli import cli
 
     runner = CliRunner()
     common = ["--bootstrap-servers", kafka_bootstrap, "--application-id", f"{unique_name}-app"]

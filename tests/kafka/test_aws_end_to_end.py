@@ -34,11 +34,11 @@ import pytest
 from click.testing import CliRunner
 from confluent_kafka.admin import AdminClient
 
+from seqgate.cli import cli
 from seqgate.connectors.aws.notification_rules import CREATED_FAMILY
+from seqgate.runtime.topics import create_topics, pipeline_topics
 from seqgate.schemas.codec import OBJECT_EVENT, OUTBOX_RECORD, REJECTED_RECORD
 from seqgate.schemas.records import ObjectEvent, OutboxRecord, RejectedRecord
-from seqgate.streams.cli import cli
-from seqgate.streams.runtime.topics import create_topics, pipeline_topics
 from seqgate.streams.tools.verify import verify
 from tests.support.environment import clean_env
 from tests.support.kafka_helpers import (
@@ -111,7 +111,7 @@ class Pipeline:
             [
                 sys.executable,
                 "-m",
-                "seqgate.streams.cli",
+                "seqgate.cli",
                 "bridge",
                 "sqs",
                 "--queue-url",

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 @pytest.mark.kafka
 @pytest.mark.slow
 def test_quick_bench_end_to_end(kafka_bootstrap: str, tmp_path: Path) -> None:
-    from seqgate.streams.cli.bench import bench
+    from seqgate_devtools.cli.bench import bench
 
     report, chart = tmp_path / "report.json", tmp_path / "chart.png"
     result = CliRunner().invoke(
@@ -69,7 +69,7 @@ def test_the_registry_variant_reads_and_writes_the_confluent_wire_format(
     """`--vary schema-registry=mock://...`: the Worker in registry mode on a Confluent-framed
     copy of the input, side by side with the default; it must decide exactly as the default
     (the variant run raises otherwise, e.g. when it dead-letters the framed input)."""
-    from seqgate.streams.cli.bench import bench
+    from seqgate_devtools.cli.bench import bench
 
     report = tmp_path / "vary.json"
     result = CliRunner().invoke(

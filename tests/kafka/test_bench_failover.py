@@ -22,7 +22,7 @@ _SCENARIOS = {
 @pytest.mark.kafka
 @pytest.mark.slow
 def test_quick_failover_times_every_moved_partition(kafka_bootstrap: str, tmp_path: Path) -> None:
-    from seqgate.streams.cli.bench import bench
+    from seqgate_devtools.cli.bench import bench
 
     report = tmp_path / "failover.json"
     result = CliRunner().invoke(

@@ -23,7 +23,7 @@ _PEERS = ("kafka-streams", "quix", "faust")
 def test_quick_bench_runs_every_peer_and_judges_it_by_the_oracle(
     kafka_bootstrap: str, tmp_path: Path
 ) -> None:
-    from seqgate.streams.cli.bench import bench
+    from seqgate_devtools.cli.bench import bench
 
     report = tmp_path / "report.json"
     result = CliRunner().invoke(
@@ -68,7 +68,7 @@ def test_peer_torture_kills_each_system_six_times_and_judges_every_outbox(
     judged or have failed with its reason (a peer that cannot restart is evidence too:
     seen once, Quix Streams refusing its own state after a kill). Its verdict is evidence
     whichever way it comes out, so it is not asserted."""
-    from seqgate.streams.cli.bench import bench
+    from seqgate_devtools.cli.bench import bench
 
     report = tmp_path / "torture.json"
     result = CliRunner().invoke(

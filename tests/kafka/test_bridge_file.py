@@ -24,17 +24,17 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka.admin import AdminClient
+from seqgate_devtools.samples import s3_notification, s3_record, s3_test_event, to_bytes
 
 from seqgate.connectors.parsers.normalize import normalize
 from seqgate.connectors.parsers.results import ParseResult
 from seqgate.connectors.publish.publisher import _PRUNE_MIN, EventPublisher, Topics
+from seqgate.runtime.kafka_settings import KafkaSettings
+from seqgate.runtime.topics import create_topics, pipeline_topics
 from seqgate.schemas.codec import OBJECT_EVENT, REJECTED_RECORD
 from seqgate.schemas.reasons import Rejection
 from seqgate.schemas.records import ObjectEvent, RejectedRecord
 from seqgate.schemas.wire import SINGLE_OBJECT_MAGIC
-from seqgate.streams.devtools.samples import s3_notification, s3_record, s3_test_event, to_bytes
-from seqgate.streams.runtime.kafka_settings import KafkaSettings
-from seqgate.streams.runtime.topics import create_topics, pipeline_topics
 from tests.support.environment import clean_env
 from tests.support.kafka_helpers import read_all
 from tests.support.partitioning import java_partition
@@ -82,9 +82,9 @@ def bridge(
     timeout: float = 120.0,
     engine: str | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
-    """`python -m seqgate.streams.cli bridge file PATHS...` (or `python -c RUNNER ...`),
+    """`python -m seqgate.cli bridge file PATHS...` (or `python -c RUNNER ...`),
     with `--engine ENGINE` when one is given."""
-    entry = ["-m", "seqgate.streams.cli"] if runner is None else ["-c", runner]
+    entry = ["-m", "seqgate.cli"] if runner is None else ["-c", runner]
     if engine is not None:
         paths = (*paths, "--engine", engine)
     return subprocess.run(
@@ -310,7 +310,7 @@ def test_bridge_publishes_a_pretty_printed_document_and_stdin(
 # flags cannot: records still queued when the flush times out, and a tiny local queue.
 _RUNNER_PREFIX = """\
 import seqgate.connectors.publish.publisher as publisher
-import seqgate.streams.cli as cli
+import seqgate.cli as cli
 
 
 class Patched(publisher.EventPublisher):
@@ -405,7 +405,7 @@ def test_the_delivery_timeout_flag_bounds_the_wait_for_refused_records(
         [
             sys.executable,
             "-m",
-            "seqgate.streams.cli",
+            "seqgate.cli",
             "bridge",
             "file",
             str(source),

@@ -25,12 +25,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from seqgate_devtools.samples import eventbridge_event, s3_notification, s3_record, to_text
 
 from seqgate.connectors.auth.sns_signature import SnsVerifier
 from seqgate.connectors.publish.filters import EventFilter
 from seqgate.connectors.sources.http_settings import HttpSettings
 from seqgate.schemas.codec import OUTBOX_RECORD
-from seqgate.streams.devtools.samples import eventbridge_event, s3_notification, s3_record, to_text
 from seqgate.streams.tools.verify import verify
 from tests.support.http_bridge import (
     EB_AUTH,

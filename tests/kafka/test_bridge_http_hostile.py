@@ -25,13 +25,13 @@ from typing import Any
 
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
+from seqgate_devtools.samples import s3_notification, s3_record, to_text
 
 import seqgate.connectors.sources.http_server as http_source
 from seqgate.connectors.parsers.results import ParseResult
 from seqgate.connectors.publish.dead_letters import MAX_RAW_BYTES
 from seqgate.connectors.sources.http_settings import HttpSettings
 from seqgate.schemas.records import ObjectEvent
-from seqgate.streams.devtools.samples import s3_notification, s3_record, to_text
 from tests.support import http_bridge as bridge_http
 from tests.support.http_bridge import Running, Topicset, http_bridge, put, scenario
 

@@ -124,7 +124,7 @@ def test_workers_import_the_installed_seqgate_not_the_current_directorys(
     (tmp_path / "seqgate" / "__init__.py").write_text("raise SystemExit('the wrong seqgate')\n")
     args = ["bridge", "http", "--port", "0", "--processes", "2"]
     popen = subprocess.Popen(
-        [sys.executable, "-P", "-m", "seqgate.streams.cli", *args],
+        [sys.executable, "-P", "-m", "seqgate.cli", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env={**clean_env(), "KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap},

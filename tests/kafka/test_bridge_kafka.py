@@ -21,18 +21,18 @@ from pathlib import Path
 import pytest
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 from confluent_kafka.admin import AdminClient
-
-from seqgate.connectors.publish.dead_letters import MAX_RAW_BYTES
-from seqgate.schemas.codec import OBJECT_EVENT, OUTBOX_RECORD, REJECTED_RECORD
-from seqgate.schemas.records import ObjectEvent
-from seqgate.streams.devtools.samples import (
+from seqgate_devtools.samples import (
     eventbridge_event,
     s3_notification,
     s3_record,
     s3_test_event,
     to_bytes,
 )
-from seqgate.streams.runtime.topics import TopicSpec, create_topics, pipeline_topics
+
+from seqgate.connectors.publish.dead_letters import MAX_RAW_BYTES
+from seqgate.runtime.topics import TopicSpec, create_topics, pipeline_topics
+from seqgate.schemas.codec import OBJECT_EVENT, OUTBOX_RECORD, REJECTED_RECORD
+from seqgate.schemas.records import ObjectEvent
 from seqgate.streams.tools.verify import verify
 from tests.support import kafka_helpers
 from tests.support.environment import clean_env
@@ -115,7 +115,7 @@ def command(setup: Setup, *options: str) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "seqgate.streams.cli",
+        "seqgate.cli",
         "bridge",
         "kafka",
         "--from",
@@ -338,7 +338,7 @@ def test_topics_create_makes_the_source_topic_idempotently(
     argv = [
         sys.executable,
         "-m",
-        "seqgate.streams.cli",
+        "seqgate.cli",
         "topics",
         "create",
         "--bootstrap-servers",

@@ -1,7 +1,7 @@
 """Issue 5: the broker dies while the HTTP and SQS sources are receiving, then comes back.
 
 A private broker (killed with SIGKILL, restarted on the same data and ports by
-seqgate.streams.devtools.broker.bounce) serves both bridges; the scenario, and what must hold
+seqgate_devtools.broker.bounce) serves both bridges; the scenario, and what must hold
 after it, is tests/support/bridge_outage.py (the cluster's variant, two of three nodes
 down, is in tests/torture/test_cluster_faults.py).
 """
@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from seqgate_devtools.broker.bounce import kill_broker, restart_broker
 
-from seqgate.streams.devtools.broker.bounce import kill_broker, restart_broker
 from tests.support.bridge_outage import Outage, bridges_through_outage
 from tests.support.kafka_helpers import private_broker
 from tests.support.moto_helpers import moto_server

@@ -22,10 +22,7 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka.admin import AdminClient
-
-from seqgate.schemas.codec import OBJECT_EVENT, OUTBOX_RECORD, REJECTED_RECORD
-from seqgate.schemas.records import ObjectEvent, RejectedRecord
-from seqgate.streams.devtools.samples import (
+from seqgate_devtools.samples import (
     eventbridge_event,
     s3_notification,
     s3_record,
@@ -33,7 +30,10 @@ from seqgate.streams.devtools.samples import (
     sns_notification,
     to_text,
 )
-from seqgate.streams.runtime.topics import create_topics, pipeline_topics
+
+from seqgate.runtime.topics import create_topics, pipeline_topics
+from seqgate.schemas.codec import OBJECT_EVENT, OUTBOX_RECORD, REJECTED_RECORD
+from seqgate.schemas.records import ObjectEvent, RejectedRecord
 from seqgate.streams.tools.verify import verify
 from tests.support.environment import clean_env
 from tests.support.kafka_helpers import (

@@ -1,7 +1,7 @@
 """`docker-compose.yml` and the `Dockerfile` agree with the CLI they run (docs/design.md §6, §7).
 
 No Docker engine runs here, so the files are checked statically against the click tree
-of `seqgate.streams.cli.cli`: every `SEQGATE_*` variable a service sets is one an option reads,
+of `seqgate.cli.cli`: every `SEQGATE_*` variable a service sets is one an option reads,
 every seqgate service's `command` is a real command path whose required inputs are given,
 and the image's entrypoint is the `seqgate` console script.
 """
@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from confluent_kafka.admin import AdminClient
 
-from seqgate.streams.runtime.topics import create_topics, pipeline_topics
+from seqgate.runtime.topics import create_topics, pipeline_topics
 from tests.support.compose import command_of, environment_of, load_compose, resolve
 from tests.support.paths import REPO
 
@@ -59,7 +59,7 @@ def test_the_bridge_service_command_publishes_the_mounted_files(
         [
             sys.executable,
             "-m",
-            "seqgate.streams.cli",
+            "seqgate.cli",
             *command_of(bridge)[: -len(rest)],
             *(host_path(bridge, arg) for arg in rest),
         ],

@@ -42,7 +42,7 @@ def test_demo_prints_the_guides_outcome_and_leaves_no_process(tmp_path: Path) ->
     stdout, stderr = tmp_path / "stdout", tmp_path / "stderr"
     with stdout.open("w") as out, stderr.open("w") as err:
         demo = subprocess.Popen(
-            [sys.executable, "-m", "seqgate.streams.cli", "demo"], env=env, stdout=out, stderr=err
+            [sys.executable, "-m", "seqgate.cli", "demo"], env=env, stdout=out, stderr=err
         )
         try:
             # Its broker seen running proves the check below can see it.

@@ -1,4 +1,4 @@
-"""Tests of the development broker launcher (seqgate/streams/devtools/broker) against real Kafka
+"""Tests of the development broker launcher (devtools/seqgate_devtools/broker) against real Kafka
 brokers."""
 
 from __future__ import annotations
@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
-
-from seqgate.streams.devtools.broker import (
+from seqgate_devtools.broker import (
     BrokerError,
     BrokerHandle,
     broker_answers,
@@ -29,6 +28,7 @@ from seqgate.streams.devtools.broker import (
     start_broker,
     stop_broker,
 )
+
 from tests.conftest import KafkaSource
 from tests.support.paths import REPO
 
@@ -178,7 +178,7 @@ def test_watchdog_stops_broker_when_owner_dies(tmp_path: Path) -> None:
         f"""
         import os, sys
         from pathlib import Path
-        from seqgate.streams.devtools.broker import start_broker
+        from seqgate_devtools.broker import start_broker
         h = start_broker(Path({str(tmp_path / "data")!r}),
                          state_file=Path({str(tmp_path / "state.json")!r}), detach=False)
         print(h.pid, flush=True)
@@ -209,7 +209,7 @@ def test_cli_up_status_down(tmp_path: Path) -> None:
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "seqgate.streams.cli.broker", *args],
+            [sys.executable, "-m", "seqgate_devtools.cli.broker", *args],
             env=env,
             capture_output=True,
             text=True,

@@ -16,8 +16,7 @@ from typing import Any
 import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
-
-from seqgate.streams.devtools.broker import (
+from seqgate_devtools.broker import (
     BrokerHandle,
     broker_answers,
     ensure_kafka_jars,
@@ -25,8 +24,9 @@ from seqgate.streams.devtools.broker import (
     running_broker,
     stop_broker,
 )
-from seqgate.streams.devtools.broker.bounce import kill_broker, restart_broker
-from seqgate.streams.devtools.broker.security import read_client_properties, write_unrelated_ca
+from seqgate_devtools.broker.bounce import kill_broker, restart_broker
+from seqgate_devtools.broker.security import read_client_properties, write_unrelated_ca
+
 from tests.support.paths import REPO
 from tests.support.secure_helpers import SecuredKafka
 
@@ -230,7 +230,7 @@ def test_cli_up_status_down_sasl_ssl(tmp_path: Path) -> None:
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "seqgate.streams.cli.broker", *args],
+            [sys.executable, "-m", "seqgate_devtools.cli.broker", *args],
             env=env,
             capture_output=True,
             text=True,

@@ -1,4 +1,4 @@
-"""The development cluster (seqgate/streams/devtools/broker/cluster*.py) against real Kafka:
+"""The development cluster (devtools/seqgate_devtools/broker/cluster*.py) against real Kafka:
 three KRaft nodes, replication with min ISR 2, nodes stopped and started in place, the CLI,
 SASL_SSL, and a listen address reached from a network namespace.
 
@@ -22,16 +22,16 @@ from pathlib import Path
 import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
-
-from seqgate.streams.devtools.broker import (
+from seqgate_devtools.broker import (
     ClusterHandle,
     ensure_kafka_jars,
     load_cluster_state,
     running_cluster,
     stop_cluster,
 )
-from seqgate.streams.devtools.broker.cluster_handle import node_status
-from seqgate.streams.devtools.broker.errors import BrokerError
+from seqgate_devtools.broker.cluster_handle import node_status
+from seqgate_devtools.broker.errors import BrokerError
+
 from tests.support.kafka_helpers import wait_for
 from tests.support.paths import REPO
 from tests.support.required import unavailable
@@ -240,7 +240,7 @@ def _cli(home: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "seqgate.streams.cli", "broker", *args],
+            [sys.executable, "-m", "seqgate.cli", "broker", *args],
             env=env,
             capture_output=True,
             text=True,

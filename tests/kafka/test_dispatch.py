@@ -19,12 +19,12 @@ import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
 
+from seqgate.runtime.kafka_settings import KafkaSettings
+from seqgate.runtime.topics import TopicSpec, create_topics
 from seqgate.schemas.codec import OUTBOX_RECORD, REJECTED_RECORD
 from seqgate.schemas.records import OutboxRecord
 from seqgate.streams.dispatch.destinations import HttpDestination
 from seqgate.streams.dispatch.runner import DispatchConfig, Dispatcher
-from seqgate.streams.runtime.kafka_settings import KafkaSettings
-from seqgate.streams.runtime.topics import TopicSpec, create_topics
 from tests.support.dispatch import (
     NUMERIC,
     check_newest_won,
@@ -174,7 +174,7 @@ def test_sigterm_stops_gracefully_with_a_summary(
     db = tmp_path / "objects.db"
     proc = subprocess.Popen(
         [
-            *(sys.executable, "-m", "seqgate.streams.cli", "dispatch", "--outbox-topic", topic),
+            *(sys.executable, "-m", "seqgate.cli", "dispatch", "--outbox-topic", topic),
             *("--bootstrap-servers", kafka_bootstrap, "--group-id", f"{unique_name}-d"),
             *("--destination", f"sqlite:///{db}", "--ordering", "numeric"),
         ],

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import Result
+from seqgate_devtools.samples import s3_notification, s3_record, s3_test_event, to_bytes
 
-from seqgate.streams.devtools.samples import s3_notification, s3_record, s3_test_event, to_bytes
 from tests.support.filter_cli import clean_environment as clean_environment
 from tests.support.filter_cli import invoke
 

@@ -42,7 +42,7 @@ def seqgate(*args: str) -> subprocess.CompletedProcess[str]:
         if not (name.startswith("SEQGATE_") or name == "KAFKA_BOOTSTRAP_SERVERS")
     }
     return subprocess.run(
-        [sys.executable, "-m", "seqgate.streams.cli", *args],
+        [sys.executable, "-m", "seqgate.cli", *args],
         capture_output=True,
         text=True,
         env=environment,

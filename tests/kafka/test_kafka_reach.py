@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from seqgate.streams.runtime.kafka_reach import ensure_reachable
-from seqgate.streams.runtime.kafka_settings import KafkaSettings
+from seqgate.runtime.kafka_reach import ensure_reachable
+from seqgate.runtime.kafka_settings import KafkaSettings
 
 
 @pytest.mark.kafka

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import Producer
+from seqgate_devtools.samples import s3_notification, s3_record, to_text
 
 from seqgate.connectors.publish.filters import EventFilter
 from seqgate.connectors.sources.http_settings import HttpSettings
 from seqgate.schemas.records import ObjectEvent
-from seqgate.streams.devtools.samples import s3_notification, s3_record, to_text
 from seqgate.streams.worker.processor import Worker
 from tests.support.events import s3_event
 from tests.support.http_bridge import MINIO_AUTH, MINIO_TOKEN, Topicset, http_bridge, scenario

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Producer
 
+from seqgate.runtime.faults import FaultPoint, InjectedFault, RaiseAt
 from seqgate.schemas.codec import OUTBOX_RECORD
 from seqgate.schemas.limits import MAX_POSITION_BYTES
 from seqgate.schemas.outcomes import Outcome
-from seqgate.streams.runtime.faults import FaultPoint, InjectedFault, RaiseAt
 from seqgate.streams.state.store import StateDirectory
 from seqgate.streams.worker.processor import WorkerFatalError
 from tests.support.events import s3_event

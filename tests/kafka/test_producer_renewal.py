@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from seqgate.streams.runtime.faults import FaultPoint, HangAt
+from seqgate.runtime.faults import FaultPoint, HangAt
 from seqgate.streams.tools.verify import verify
 from tests.support.events import event
 from tests.support.kafka_helpers import (
@@ -44,7 +44,7 @@ def test_a_worker_whose_send_offsets_hangs_renews_its_producer_and_loses_nothing
     hang = HangAt(FaultPoint.SENDING_OFFSETS, release)
     try:
         with (
-            caplog.at_level(logging.WARNING, logger="seqgate.streams.runtime.session"),
+            caplog.at_level(logging.WARNING, logger="seqgate.runtime.session"),
             worker_thread(config, faults=hang) as run,
         ):
             wait_for(caught_up(kafka_bootstrap, config), 90, "the worker's new producer")

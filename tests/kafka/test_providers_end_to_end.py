@@ -35,19 +35,19 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-
-from seqgate.connectors.auth.appwrite import APPWRITE_SIGNATURE_HEADER
-from seqgate.connectors.auth.b2 import B2_SIGNATURE_HEADER
-from seqgate.connectors.parsers.appwrite import APPWRITE_EVENTS_HEADER
-from seqgate.schemas.codec import OUTBOX_RECORD
-from seqgate.schemas.records import OutboxRecord
-from seqgate.streams.devtools.samples import (
+from seqgate_devtools.samples import (
     eventbridge_event,
     form_encode_key,
     s3_notification,
     s3_record,
     to_bytes,
 )
+
+from seqgate.connectors.auth.appwrite import APPWRITE_SIGNATURE_HEADER
+from seqgate.connectors.auth.b2 import B2_SIGNATURE_HEADER
+from seqgate.connectors.parsers.appwrite import APPWRITE_EVENTS_HEADER
+from seqgate.schemas.codec import OUTBOX_RECORD
+from seqgate.schemas.records import OutboxRecord
 from seqgate.streams.tools.verify import verify
 from tests.support import azure_samples, gcs_samples, supabase_samples
 from tests.support import http_bridge as bridge_http
@@ -513,7 +513,7 @@ def test_every_provider_through_one_pipeline_with_redeliveries_and_reordering(
         files[source] = tmp_path / f"{source}.json"
         files[source].write_bytes(first.request.body)
     done = subprocess.run(
-        [sys.executable, "-m", "seqgate.streams.cli", "parse", *map(str, files.values())],
+        [sys.executable, "-m", "seqgate.cli", "parse", *map(str, files.values())],
         capture_output=True,
         env=clean_env(),
         cwd=REPO,

@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from seqgate.cli import cli
 from seqgate.schemas.listing import plain_etag
-from seqgate.streams.cli import cli
 from seqgate.streams.rules.policy import Policy
 from seqgate.streams.tools.verify import verify
 from seqgate.streams.worker.config import WorkerConfig

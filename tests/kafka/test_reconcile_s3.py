@@ -24,11 +24,11 @@ from urllib.parse import unquote_plus
 import pytest
 from click.testing import CliRunner, Result
 
+from seqgate.cli import cli
+from seqgate.cli.reconcile import publish_repairs
 from seqgate.connectors.listing.s3 import list_s3
 from seqgate.schemas.listing import plain_etag
 from seqgate.schemas.records import ObjectEvent
-from seqgate.streams.cli import cli
-from seqgate.streams.cli.reconcile import publish_repairs
 from seqgate.streams.rules.policy import Policy
 from seqgate.streams.tools.drift import DRIFTS, Drift, compare
 from seqgate.streams.tools.reconcile import ReconcileTarget, committed_objects
@@ -106,7 +106,7 @@ class Setup:
         """Drain the queue through `seqgate bridge sqs`, then let the worker catch up."""
         bridge = subprocess.run(
             [
-                sys.executable, "-m", "seqgate.streams.cli", "bridge", "sqs",
+                sys.executable, "-m", "seqgate.cli", "bridge", "sqs",
                 "--queue-url", self.queue_url, "--endpoint-url", self.endpoint,
                 "--bootstrap-servers", self.bootstrap,
                 "--events-topic", self.config.input_topic,

@@ -18,18 +18,18 @@ from confluent_kafka.admin import AdminClient
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer
 from confluent_kafka.serialization import MessageField, SerializationContext
+from seqgate_devtools.samples import s3_notification, s3_record, to_bytes
 
 from seqgate.connectors.parsers.normalize import normalize
 from seqgate.connectors.publish.publisher import EventPublisher, Topics
+from seqgate.runtime.kafka_settings import KafkaSettings
+from seqgate.runtime.schema_registry import RegistrySettings, connect
+from seqgate.runtime.topics import TopicSpec, create_topics
 from seqgate.schemas.avro_codec import AvroCodec
 from seqgate.schemas.codec import DECISION_RECORD, OBJECT_EVENT, OUTBOX_RECORD, REJECTED_RECORD
 from seqgate.schemas.confluent import confluent_frame
 from seqgate.schemas.framing import SINGLE_OBJECT, Framing
 from seqgate.schemas.wire import SINGLE_OBJECT_MAGIC
-from seqgate.streams.devtools.samples import s3_notification, s3_record, to_bytes
-from seqgate.streams.runtime.kafka_settings import KafkaSettings
-from seqgate.streams.runtime.schema_registry import RegistrySettings, connect
-from seqgate.streams.runtime.topics import TopicSpec, create_topics
 from seqgate.streams.tools.replay import InputRecord
 from seqgate.streams.tools.verify import VerifyTarget, verify
 from seqgate.streams.worker.processor import WorkerConfig

@@ -36,11 +36,11 @@ import pytest
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer
 from confluent_kafka.serialization import MessageField, SerializationContext
+from seqgate_devtools.samples import s3_notification, s3_record, to_bytes
 
+from seqgate.runtime.schema_registry import RegistrySettings, connect
 from seqgate.schemas.codec import OBJECT_EVENT, OUTBOX_RECORD
 from seqgate.schemas.framing import Framing
-from seqgate.streams.devtools.samples import s3_notification, s3_record, to_bytes
-from seqgate.streams.runtime.schema_registry import RegistrySettings, connect
 from seqgate.streams.worker.processor import WorkerConfig
 from tests.support.apicurio import Registry, RegistryUnavailable, running_apicurio
 from tests.support.environment import clean_env
@@ -76,7 +76,7 @@ def registry_args(registry: Registry) -> list[str]:
 
 def seqgate(*args: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
-        [sys.executable, "-m", "seqgate.streams.cli", *args],
+        [sys.executable, "-m", "seqgate.cli", *args],
         stdin=subprocess.DEVNULL,
         capture_output=True,
         env=clean_env(),

@@ -32,8 +32,8 @@ import pytest
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
+from seqgate.runtime.topics import TopicSpec, create_topics
 from seqgate.schemas.codec import OUTBOX_RECORD
-from seqgate.streams.runtime.topics import TopicSpec, create_topics
 from seqgate.streams.tools.inspect import (
     changelog_state,
     describe_group,
@@ -66,7 +66,7 @@ SESSION_TIMEOUT_MS = 6000  # the broker's minimum: a stopped worker leaves the g
 
 def seqgate(*args: str, progress_now: bool = False) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "seqgate.streams.cli", *args],
+        [sys.executable, "-m", "seqgate.cli", *args],
         capture_output=True,
         text=True,
         env=clean_env(AT_ONCE if progress_now else None),

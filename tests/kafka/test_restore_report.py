@@ -11,9 +11,9 @@ import pytest
 from confluent_kafka import Consumer
 from confluent_kafka.admin import AdminClient
 
-from seqgate.streams.runtime.kafka_clients import client_config
-from seqgate.streams.runtime.kafka_settings import KafkaSettings
-from seqgate.streams.runtime.metrics import WorkerMetrics
+from seqgate.runtime.kafka_clients import client_config
+from seqgate.runtime.kafka_settings import KafkaSettings
+from seqgate.runtime.metrics import WorkerMetrics
 from seqgate.streams.state.restore import restore_consumer_config
 from seqgate.streams.tools.inspect import group_status
 from seqgate.streams.tools.standby_status import FRESH_S, RestoreProgress, restores_under_way

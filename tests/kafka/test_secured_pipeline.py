@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, TopicPartition
+from seqgate_devtools.broker.security import read_client_properties, write_unrelated_ca
+from seqgate_devtools.samples import s3_notification, s3_record, to_bytes
 
-from seqgate.streams.devtools.broker.security import read_client_properties, write_unrelated_ca
-from seqgate.streams.devtools.samples import s3_notification, s3_record, to_bytes
 from tests.support.environment import clean_env
 from tests.support.paths import REPO
 from tests.support.secure_helpers import SecuredKafka
@@ -30,7 +30,7 @@ OBJECTS = 12
 
 def seqgate(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "seqgate.streams.cli", *args],
+        [sys.executable, "-m", "seqgate.cli", *args],
         cwd=cwd,
         env=this_tree_env(),
         stdin=subprocess.DEVNULL,
@@ -107,7 +107,7 @@ def worker_process(
         [
             sys.executable,
             "-m",
-            "seqgate.streams.cli",
+            "seqgate.cli",
             "worker",
             *pipeline,
             "--instance-id",

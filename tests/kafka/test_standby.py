@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from confluent_kafka import Producer
 
-from seqgate.streams.runtime.kafka_settings import KafkaSettings
+from seqgate.runtime.kafka_settings import KafkaSettings
 from seqgate.streams.tools.inspect import group_status
 from seqgate.streams.worker.config import WorkerConfig
 from tests.support.kafka_helpers import end_offsets, make_config, wait_for

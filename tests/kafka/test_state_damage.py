@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 from confluent_kafka import KafkaError, KafkaException, TopicCollection
 from confluent_kafka.admin import AdminClient
+from seqgate_devtools.samples import s3_notification, s3_record, to_bytes
 
 from seqgate.connectors.parsers.normalize import normalize
+from seqgate.runtime.topics import create_topics, pipeline_topics
 from seqgate.schemas.records import ObjectEvent
-from seqgate.streams.devtools.samples import s3_notification, s3_record, to_bytes
-from seqgate.streams.runtime.topics import create_topics, pipeline_topics
 from seqgate.streams.state.store import (
     StateDamaged,
     StateDirectory,

@@ -27,10 +27,10 @@ import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
 
+from seqgate.runtime.topics import TopicSpec, create_topics
 from seqgate.schemas.codec import OUTBOX_RECORD
 from seqgate.schemas.confluent import confluent_frame
 from seqgate.schemas.records import OutboxRecord
-from seqgate.streams.runtime.topics import TopicSpec, create_topics
 from tests.support.environment import clean_env
 from tests.support.events import event
 from tests.support.kafka_helpers import committed_offsets, produce, wait_for
@@ -49,7 +49,7 @@ def identity(key: str) -> bytes:
 
 
 def command(bootstrap: str) -> list[str]:
-    return [sys.executable, "-m", "seqgate.streams.cli", "tail", "--bootstrap-servers", bootstrap]
+    return [sys.executable, "-m", "seqgate.cli", "tail", "--bootstrap-servers", bootstrap]
 
 
 def tail(bootstrap: str, *args: str) -> subprocess.CompletedProcess[str]:

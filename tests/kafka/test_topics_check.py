@@ -1,6 +1,6 @@
 """`seqgate topics create` with production settings and `seqgate topics check`.
 
-The decision (`seqgate.streams.runtime.topic_check.check_topics`) and the parsing of `--config` are
+The decision (`seqgate.runtime.topic_check.check_topics`) and the parsing of `--config` are
 tested without a broker, including the replication rules a one-node broker cannot
 show; the commands are tested against the real broker (marked ``kafka``).
 """
@@ -12,7 +12,7 @@ import json
 import pytest
 from confluent_kafka.admin import AdminClient, ConfigResource  # type: ignore[attr-defined]
 
-from seqgate.streams.runtime.topics import (
+from seqgate.runtime.topics import (
     TopicSpec,
     changelog_topic,
     create_topics,

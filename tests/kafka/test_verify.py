@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
+from seqgate_devtools.samples import s3_notification, s3_record, to_bytes
 
 from seqgate.connectors.parsers.normalize import normalize
 from seqgate.schemas.codec import OUTBOX_RECORD
 from seqgate.schemas.records import ObjectEvent, OutboxRecord
-from seqgate.streams.devtools.samples import s3_notification, s3_record, to_bytes
 from seqgate.streams.rules.policy import Policy
 from seqgate.streams.tools.verify import VerifyError, VerifyTarget, verify
 from seqgate.streams.worker.processor import WorkerConfig
@@ -132,7 +132,7 @@ def test_verify_cli_prints_a_table_and_exits_0(processed: WorkerConfig) -> None:
         [
             sys.executable,
             "-m",
-            "seqgate.streams.cli",
+            "seqgate.cli",
             "verify",
             *group_args(config),
             "--outbox-topic",
@@ -153,7 +153,7 @@ def test_verify_cli_prints_a_table_and_exits_0(processed: WorkerConfig) -> None:
 def seqgate_quickly_reporting(*args: str) -> subprocess.CompletedProcess[str]:
     """`seqgate ARGS` with progress from the first record on, a JSON line each time."""
     return subprocess.run(
-        [sys.executable, "-m", "seqgate.streams.cli", *args],
+        [sys.executable, "-m", "seqgate.cli", *args],
         capture_output=True,
         text=True,
         env=clean_env(AT_ONCE),

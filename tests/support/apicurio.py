@@ -32,10 +32,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from seqgate.streams.devtools.broker.errors import tail_file, tail_text
-from seqgate.streams.devtools.broker.files import fill_once
-from seqgate.streams.devtools.broker.locations import seqgate_home
-from seqgate.streams.devtools.broker.toolchain import find_mvn
+from seqgate_devtools.broker.errors import tail_file, tail_text
+from seqgate_devtools.broker.files import fill_once
+from seqgate_devtools.broker.locations import seqgate_home
+from seqgate_devtools.broker.toolchain import find_mvn
 
 __all__ = [
     "APICURIO_VERSION",

@@ -19,8 +19,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from seqgate.streams.devtools.broker.files import fill_once
-from seqgate.streams.devtools.broker.locations import seqgate_home
+from seqgate_devtools.broker.files import fill_once
+from seqgate_devtools.broker.locations import seqgate_home
+
 from tests.support.required import unavailable
 
 AZURITE_VERSION = "3.37.0"

@@ -26,13 +26,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from confluent_kafka.admin import AdminClient
+from seqgate_devtools.samples import s3_notification, s3_record, to_text
 
 from seqgate.connectors.parsers.normalize import normalize
 from seqgate.connectors.sources.sqs_queue import queue_name
+from seqgate.runtime.topics import create_topics, pipeline_topics
 from seqgate.schemas.codec import OBJECT_EVENT
 from seqgate.schemas.records import ObjectEvent
-from seqgate.streams.devtools.samples import s3_notification, s3_record, to_text
-from seqgate.streams.runtime.topics import create_topics, pipeline_topics
 from tests.support.environment import clean_env
 from tests.support.http_bridge import command as http_command
 from tests.support.http_bridge import post_to

@@ -1,6 +1,6 @@
 """Test-only helpers shared by the parser tests.
 
-Product-level sample notifications live in :mod:`seqgate.streams.devtools.samples`; this
+Product-level sample notifications live in :mod:`seqgate_devtools.samples`; this
 module holds what only tests need: damaging a sample member by member, MinIO's
 key escaping written independently of the parser, the tricky keys of the
 ``tricky_keys`` fixtures, an independent copy of the event-id formula, and the

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
+from seqgate_devtools.broker.cluster_probe import PartitionState
 
-from seqgate.streams.devtools.broker.cluster_handle import PartitionState
 from tests.support.kafka_helpers import wait_for
 
 __all__ = [

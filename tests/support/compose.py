@@ -8,7 +8,7 @@ from typing import Any
 import click
 import yaml
 
-from seqgate.streams.cli import cli
+from seqgate.cli import cli
 from tests.support.paths import REPO
 
 COMPOSE_FILE = REPO / "docker-compose.yml"

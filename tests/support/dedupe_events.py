@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from seqgate_devtools.samples import to_bytes
+
 from seqgate.connectors.parsers.normalize import normalize
 from seqgate.schemas.records import ObjectEvent
-from seqgate.streams.devtools.samples import to_bytes
 
 WINDOW = 10_000
 

@@ -88,7 +88,7 @@ def check_newest_won(rows: dict[str, tuple[str, str, str]]) -> None:
 
 def dispatch_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "seqgate.streams.cli", "dispatch", *args],
+        [sys.executable, "-m", "seqgate.cli", "dispatch", *args],
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from seqgate.runtime.engines import load_core
+from seqgate.runtime.faults import FaultInjector
+from seqgate.runtime.kafka_settings import KafkaSettings
+from seqgate.runtime.session import TransactionalSession
 from seqgate.schemas.framing import SINGLE_OBJECT, Framing
 from seqgate.streams.rules.policy import Policy
-from seqgate.streams.runtime.engines import load_core
-from seqgate.streams.runtime.faults import FaultInjector
-from seqgate.streams.runtime.kafka_settings import KafkaSettings
-from seqgate.streams.runtime.session import TransactionalSession
 from seqgate.streams.worker.audit import Decision
 from seqgate.streams.worker.compiled_step import CompiledStep
 from seqgate.streams.worker.config import WorkerConfig

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 
+from seqgate_devtools.samples import s3_notification, s3_record, to_bytes
+
 from seqgate.connectors.parsers.normalize import normalize
 from seqgate.schemas.records import ObjectEvent
-from seqgate.streams.devtools.samples import s3_notification, s3_record, to_bytes
 
 
 def s3_event(sequencer: str, **record: object) -> ObjectEvent:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from click.testing import CliRunner, Result
 
-from seqgate.streams.cli import cli
+from seqgate.cli import cli
 
 
 @pytest.fixture(autouse=True)

@@ -18,15 +18,15 @@ from typing import Any
 import aiohttp
 import pytest
 from confluent_kafka.admin import AdminClient
+from seqgate_devtools.samples import s3_notification, s3_record, to_text
 
 from seqgate.connectors.publish.filters import EventFilter
 from seqgate.connectors.publish.publisher import EventPublisher, Topics
 from seqgate.connectors.sources.http_server import HttpBridge, serve
 from seqgate.connectors.sources.http_settings import HttpSettings
+from seqgate.runtime.topics import create_topics, pipeline_topics
 from seqgate.schemas.codec import OBJECT_EVENT, REJECTED_RECORD
 from seqgate.schemas.records import ObjectEvent, RejectedRecord
-from seqgate.streams.devtools.samples import s3_notification, s3_record, to_text
-from seqgate.streams.runtime.topics import create_topics, pipeline_topics
 from tests.support.environment import clean_env
 from tests.support.kafka_helpers import read_all
 from tests.support.paths import REPO
@@ -182,7 +182,7 @@ class Process:
             [
                 sys.executable,
                 "-m",
-                "seqgate.streams.cli",
+                "seqgate.cli",
                 "bridge",
                 "http",
                 "--port",

@@ -13,20 +13,20 @@ from pathlib import Path
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
-
-from seqgate.schemas.codec import OBJECT_EVENT, OUTBOX_RECORD
-from seqgate.schemas.identity import event_identity
-from seqgate.schemas.records import ObjectEvent
-from seqgate.streams.devtools.broker import (
+from seqgate_devtools.broker import (
     BrokerError,
     BrokerHandle,
     start_broker,
     stop_broker,
 )
+
+from seqgate.runtime.faults import FaultInjector
+from seqgate.runtime.kafka_settings import KafkaSettings
+from seqgate.runtime.topics import create_topics, pipeline_topics
+from seqgate.schemas.codec import OBJECT_EVENT, OUTBOX_RECORD
+from seqgate.schemas.identity import event_identity
+from seqgate.schemas.records import ObjectEvent
 from seqgate.streams.rules.policy import Policy
-from seqgate.streams.runtime.faults import FaultInjector
-from seqgate.streams.runtime.kafka_settings import KafkaSettings
-from seqgate.streams.runtime.topics import create_topics, pipeline_topics
 from seqgate.streams.tools.replay import InputRecord
 from seqgate.streams.tools.verify import VerifyTarget
 from seqgate.streams.worker.processor import Decision, Worker, WorkerConfig
@@ -307,7 +307,7 @@ def private_broker(data_dir: Path) -> Iterator[list[BrokerHandle]]:
     """A broker of one test's own, for outages that must not hurt other tests.
 
     Yields a list whose last item is the live broker: a test that kills and restarts it
-    (seqgate.streams.devtools.broker.bounce) appends the new handle; every handle is stopped at the
+    (seqgate_devtools.broker.bounce) appends the new handle; every handle is stopped at the
     end.
     """
     import pytest  # only tests use this helper

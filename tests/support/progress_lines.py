@@ -1,4 +1,4 @@
-"""The JSON progress lines a command prints off a terminal (seqgate/streams/runtime/progress.py)."""
+"""The JSON progress lines a command prints off a terminal (seqgate/runtime/progress.py)."""
 
 from __future__ import annotations
 

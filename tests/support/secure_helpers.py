@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from seqgate.streams.devtools.broker.security import client_settings
+from seqgate_devtools.broker.security import client_settings
 
 
 @dataclass(frozen=True)

@@ -66,7 +66,7 @@ def command(setup: Setup, *options: str, bootstrap: str | None = None) -> list[s
     return [
         sys.executable,
         "-m",
-        "seqgate.streams.cli",
+        "seqgate.cli",
         "bridge",
         "sqs",
         "--queue-url",

@@ -9,7 +9,7 @@ from collections.abc import Iterator, Mapping
 import pytest
 from click.testing import CliRunner, Result
 
-from seqgate.streams.cli import cli
+from seqgate.cli import cli
 
 
 @pytest.fixture(autouse=True)

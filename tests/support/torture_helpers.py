@@ -32,10 +32,10 @@ from confluent_kafka import (
 )
 from confluent_kafka.admin import AdminClient, OffsetSpec  # type: ignore[attr-defined]
 
+from seqgate.runtime.kafka_settings import KafkaSettings
 from seqgate.schemas.codec import OBJECT_EVENT
 from seqgate.schemas.identity import object_identity
 from seqgate.schemas.records import ObjectEvent, Watermark
-from seqgate.streams.runtime.kafka_settings import KafkaSettings
 from seqgate.streams.state.store import StateDirectory
 from seqgate.streams.tools.replay import InputRecord, replay_partition
 from seqgate.streams.tools.verify import VerifyReport, VerifyTarget, verify
@@ -353,7 +353,7 @@ class WorkerProcess:
 
 
 class WorkerLauncher:
-    """Starts `python -m seqgate.streams.cli worker` for one pipeline; cleans up what it started."""
+    """Starts `python -m seqgate.cli worker` for one pipeline; cleans up what it started."""
 
     def __init__(
         self,
@@ -403,7 +403,7 @@ class WorkerLauncher:
             *prefix,
             sys.executable,
             "-m",
-            "seqgate.streams.cli",
+            "seqgate.cli",
             "--log-level",
             self.log_level,
             "worker",

@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 
 import pytest
+from seqgate_devtools.broker.cluster_handle import ClusterHandle
 
-from seqgate.streams.devtools.broker.cluster_handle import ClusterHandle
 from tests.support.bridge_outage import Outage, bridges_through_outage
 from tests.support.cluster_faults import REPLICAS, FaultRun, fault_run
 from tests.support.cluster_probe import ClusterProbe

@@ -33,8 +33,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from seqgate_devtools.broker.cluster_handle import ClusterHandle
 
-from seqgate.streams.devtools.broker.cluster_handle import ClusterHandle
 from tests.support.cluster_faults import FaultRun, fault_run
 from tests.support.netns import Fault, Namespace
 from tests.support.tier import sized
@@ -263,7 +263,7 @@ def test_the_start_check_reaches_the_cluster_through_a_slow_network(
     """A command started inside 300 ms of delay each way (a worker restarted by its
     supervisor there, §2.5) must reach the cluster, not exit 3: each metadata request of the
     start check (runtime/kafka_reach.py) once had 0.5 s, and none was ever answered."""
-    status = [sys.executable, "-m", "seqgate.streams.cli", "status", "--kafka-timeout", "15"]
+    status = [sys.executable, "-m", "seqgate.cli", "status", "--kafka-timeout", "15"]
     argv = namespace.command([*status, "--bootstrap-servers", cluster.bootstrap_servers])
     with namespace.degrade(delay_ms=300, loss_pct=0):
         started = time.monotonic()

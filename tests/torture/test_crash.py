@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import KafkaError, KafkaException
+from seqgate_devtools.samples import s3_notification, s3_record, to_bytes
 
 from seqgate.connectors.parsers.normalize import normalize
 from seqgate.connectors.publish.publisher import EventPublisher, Topics
 from seqgate.schemas.codec import OUTBOX_RECORD
-from seqgate.streams.devtools.samples import s3_notification, s3_record, to_bytes
 from seqgate.streams.state.store import StateDirectory
 from seqgate.streams.tools.replay import replay_partition
 from seqgate.streams.worker.processor import WorkerConfig
@@ -89,7 +89,7 @@ def start_worker(
     command = [
         sys.executable,
         "-m",
-        "seqgate.streams.cli",
+        "seqgate.cli",
         "worker",
         "--bootstrap-servers",
         bootstrap,

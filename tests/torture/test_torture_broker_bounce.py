@@ -12,7 +12,7 @@ exits with one error line. A worker that stays alive without progress beyond
 that is hung: the test dumps its stack, restarts it, checks exactly-once anyway
 and then fails with WorkerHung.
 
-The broker is killed and restarted with `seqgate.streams.devtools.broker.bounce`.
+The broker is killed and restarted with `seqgate_devtools.broker.bounce`.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 
 import pytest
+from seqgate_devtools.broker.bounce import kill_broker, restart_broker
 
-from seqgate.streams.devtools.broker.bounce import kill_broker, restart_broker
 from tests.support.kafka_helpers import make_config, private_broker
 from tests.support.tier import sized
 from tests.support.torture_helpers import (

@@ -24,10 +24,10 @@ from pathlib import Path
 
 import pytest
 
+from seqgate.runtime.faults import FaultPoint, HangAt
 from seqgate.schemas.codec import OBJECT_EVENT
 from seqgate.schemas.identity import event_identity
 from seqgate.schemas.records import ObjectEvent
-from seqgate.streams.runtime.faults import FaultPoint, HangAt
 from seqgate.streams.tools.verify import verify
 from seqgate.streams.worker.processor import Worker
 from tests.support.events import event
@@ -102,7 +102,7 @@ def test_a_partition_longer_than_the_transaction_timeout_is_named_and_outlived(
         release = threading.Event()
         hold = HangAt(FaultPoint.AFTER_STATE_UPDATE, release, times=0, longest_s=60)
         with (
-            caplog.at_level(logging.WARNING, logger="seqgate.streams.runtime.session"),
+            caplog.at_level(logging.WARNING, logger="seqgate.runtime.session"),
             running(Worker(config, faults=hold)) as run,
         ):
             worker = run.worker

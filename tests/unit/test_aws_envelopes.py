@@ -12,6 +12,8 @@ import random
 from typing import Any
 
 import pytest
+from seqgate_devtools import samples
+from seqgate_devtools.samples import lambda_sqs_record, s3_notification
 
 from seqgate.connectors.parsers.normalize import MAX_ENVELOPE_DEPTH, normalize, normalize_document
 from seqgate.connectors.parsers.results import Ignored, ParseResult
@@ -29,8 +31,6 @@ from seqgate.connectors.parsers.s3.native import (
 from seqgate.schemas.identity import object_identity
 from seqgate.schemas.reasons import Rejection, RejectReason
 from seqgate.schemas.records import ObjectEvent
-from seqgate.streams.devtools import samples
-from seqgate.streams.devtools.samples import lambda_sqs_record, s3_notification
 from tests.support.builders import only_rejection
 from tests.support.paths import FIXTURES as ALL_FIXTURES
 

@@ -8,7 +8,15 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from seqgate_devtools.samples import (
+    s3_notification,
+    s3_record,
+    sns_notification,
+    to_bytes,
+    to_text,
+)
 
+from seqgate.cli import cli
 from seqgate.connectors.aws.notification_rules import (
     Destination,
     DestinationKind,
@@ -30,14 +38,6 @@ from seqgate.connectors.aws.notification_rules import (
 from seqgate.connectors.parsers.normalize import normalize
 from seqgate.connectors.parsers.s3.native import S3ParseOptions, parse_s3_records
 from seqgate.schemas.reasons import RejectReason
-from seqgate.streams.cli import cli
-from seqgate.streams.devtools.samples import (
-    s3_notification,
-    s3_record,
-    sns_notification,
-    to_bytes,
-    to_text,
-)
 
 QUEUE = "arn:aws:sqs:eu-west-1:111122223333:s3-events"
 OTHER_QUEUE = "arn:aws:sqs:eu-west-1:111122223333:other"

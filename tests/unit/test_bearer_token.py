@@ -14,7 +14,7 @@ from seqgate.connectors.auth.shared import MISSING, WRONG, WebhookAuthError
 from seqgate.connectors.publish.publisher import EventPublisher, Topics
 from seqgate.connectors.sources.http_server import HttpBridge
 from seqgate.connectors.sources.http_settings import HttpSettings
-from seqgate.streams.runtime.kafka_settings import KafkaSettings
+from seqgate.runtime.kafka_settings import KafkaSettings
 
 TOKEN = "s3cr3t-token"
 

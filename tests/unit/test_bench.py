@@ -10,10 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from seqgate.streams.devtools.bench.pairs import Pair, median_pair
-from seqgate.streams.devtools.bench.reference_sqlite import GuideEvent, connect, record_event
-from seqgate.streams.devtools.bench.report import (
+from seqgate_devtools.bench.pairs import Pair, median_pair
+from seqgate_devtools.bench.reference_sqlite import GuideEvent, connect, record_event
+from seqgate_devtools.bench.report import (
     BenchFigures,
     LatencySummary,
     Throughput,
@@ -23,8 +22,8 @@ from seqgate.streams.devtools.bench.report import (
     table,
     targets,
 )
-from seqgate.streams.devtools.bench.vary import VariantResult, parse_variant, variants_table
-from seqgate.streams.devtools.bench.workload import WorkloadSpec, build_workload
+from seqgate_devtools.bench.vary import VariantResult, parse_variant, variants_table
+from seqgate_devtools.bench.workload import WorkloadSpec, build_workload
 
 # ---- workload ------------------------------------------------------------------------------------
 
@@ -243,7 +242,7 @@ def test_a_stage_reports_its_own_peak_rss_not_its_parents() -> None:
     ballast = bytearray(400 * 2**20)  # the bench's pre-serialized workload, in spirit
     ballast[::4096] = b"\x01" * len(ballast[::4096])  # touch every page: resident
     probe = (
-        "import resource; from seqgate.streams.devtools.bench.subproc import peak_rss_bytes;"
+        "import resource; from seqgate_devtools.bench.subproc import peak_rss_bytes;"
         " print(peak_rss_bytes(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)"
     )
     out = subprocess.run(

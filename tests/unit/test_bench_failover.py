@@ -9,10 +9,9 @@ import math
 from pathlib import Path
 
 import pytest
-
-from seqgate.streams.devtools.bench.failover import FailoverSettings
-from seqgate.streams.devtools.bench.failover_group import WorkerLog, WorkerPlan
-from seqgate.streams.devtools.bench.failover_report import (
+from seqgate_devtools.bench.failover import FailoverSettings
+from seqgate_devtools.bench.failover_group import WorkerLog, WorkerPlan
+from seqgate_devtools.bench.failover_report import (
     Move,
     Scenario,
     ScenarioResult,
@@ -27,7 +26,8 @@ from seqgate.streams.devtools.bench.failover_report import (
     serving_of,
     standby_caught_up,
 )
-from seqgate.streams.runtime.kafka_settings import KafkaSettings
+
+from seqgate.runtime.kafka_settings import KafkaSettings
 
 KILL_AT = 1_000.0
 
@@ -262,8 +262,7 @@ def test_the_workers_get_their_own_state_and_the_standby_flag(tmp_path: Path) ->
 def test_the_command_refuses_what_failover_cannot_do(args: list[str], message: str) -> None:
     """Refused before any broker is started or reached."""
     from click.testing import CliRunner
-
-    from seqgate.streams.cli.bench import bench
+    from seqgate_devtools.cli.bench import bench
 
     result = CliRunner().invoke(bench, [*args, "--bootstrap-servers", "127.0.0.1:1"])
     assert result.exit_code == 2, result.output

@@ -14,38 +14,38 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-
-from seqgate.schemas.codec import OBJECT_EVENT, OUTBOX_RECORD
-from seqgate.schemas.records import OutboxRecord
-from seqgate.streams.devtools.bench.chart import draw
-from seqgate.streams.devtools.bench.pairs import WARMUP, round_application_id, round_outbox_topic
-from seqgate.streams.devtools.bench.peers import catalog
-from seqgate.streams.devtools.bench.peers.comparison import parse_peer_names
-from seqgate.streams.devtools.bench.peers.oracle import (
+from seqgate_devtools.bench.chart import draw
+from seqgate_devtools.bench.pairs import WARMUP, round_application_id, round_outbox_topic
+from seqgate_devtools.bench.peers import catalog
+from seqgate_devtools.bench.peers.comparison import parse_peer_names
+from seqgate_devtools.bench.peers.oracle import (
     EventName,
     event_id_of_event,
     event_id_of_outbox,
     expected_accepted,
     judge,
 )
-from seqgate.streams.devtools.bench.peers.process import Launch, SystemExited, SystemProcess
-from seqgate.streams.devtools.bench.peers.stage import PeerRound, PeerStage, peers_unusable_reason
-from seqgate.streams.devtools.bench.peers.summary import summarize
-from seqgate.streams.devtools.bench.peers.torture import TortureResult, kill_schedule, torture_table
-from seqgate.streams.devtools.bench.report import (
+from seqgate_devtools.bench.peers.process import Launch, SystemExited, SystemProcess
+from seqgate_devtools.bench.peers.stage import PeerRound, PeerStage, peers_unusable_reason
+from seqgate_devtools.bench.peers.summary import summarize
+from seqgate_devtools.bench.peers.torture import TortureResult, kill_schedule, torture_table
+from seqgate_devtools.bench.report import (
     BenchFigures,
     LatencySummary,
     Throughput,
     as_json,
     table,
 )
-from seqgate.streams.devtools.bench.workload import (
+from seqgate_devtools.bench.workload import (
     ACCEPTED,
     WorkloadSpec,
     build_workload,
     make_event,
 )
-from seqgate.streams.runtime.kafka_settings import KafkaSettings
+
+from seqgate.runtime.kafka_settings import KafkaSettings
+from seqgate.schemas.codec import OBJECT_EVENT, OUTBOX_RECORD
+from seqgate.schemas.records import OutboxRecord
 
 # ---- oracle --------------------------------------------------------------------------------------
 

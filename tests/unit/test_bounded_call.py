@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
-from seqgate.streams.runtime.bounded_call import CallHung, call_within
-from seqgate.streams.runtime.errors import WorkerFatalError
-from seqgate.streams.runtime.session import TransactionalSession
-from seqgate.streams.runtime.transaction_failures import SessionRole
+from seqgate.runtime.bounded_call import CallHung, call_within
+from seqgate.runtime.errors import WorkerFatalError
+from seqgate.runtime.session import TransactionalSession
+from seqgate.runtime.transaction_failures import SessionRole
 from tests.support.client_standins import HangingProducer, StandInConsumer
 
 
@@ -354,7 +354,7 @@ def _committed_through_timeouts(
     """A transaction committed by `producer`, whose commit times out 3 times, then goes."""
     session = _session_with(producer, outage)
     session.begin()
-    with caplog.at_level(logging.INFO, logger="seqgate.streams.runtime.session"):
+    with caplog.at_level(logging.INFO, logger="seqgate.runtime.session"):
         session.commit([TopicPartition("in", 0, 10)])
     assert producer.calls.count("commit_transaction") == 4
     return session

@@ -8,9 +8,10 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from seqgate_devtools.bench.workload import WorkloadSpec, build_workload
+
 from seqgate.connectors.parsers.normalize import normalize
 from seqgate.connectors.publish.publisher import EventPublisher, Topics
-from seqgate.streams.devtools.bench.workload import WorkloadSpec, build_workload
 
 # Computed with the code of 390f143 (before the fast paths).
 GOLDEN_WORKLOAD = "155293b08eec4729f48ff79c8a8be8449035703add8aced99a95cfe78c8c638b"

@@ -16,7 +16,7 @@ def test_an_unreachable_broker_is_exit_3_before_any_input_is_read(tmp_path: Path
     never_read = tmp_path / "never-read.jsonl"  # does not exist: reading it would be exit 2
     done = subprocess.run(
         [
-            sys.executable, "-m", "seqgate.streams.cli", "bridge", "file", str(never_read),
+            sys.executable, "-m", "seqgate.cli", "bridge", "file", str(never_read),
             "--bootstrap-servers", "127.0.0.1:1", "--kafka-timeout", "2",
         ],
         input=b"", capture_output=True, env=clean_env(), cwd=REPO, timeout=120, check=False,

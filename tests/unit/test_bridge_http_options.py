@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 import pytest
 
-from seqgate.streams.cli import cli
+from seqgate.cli import cli
 from tests.support.environment import clean_env
 from tests.support.paths import REPO
 from tests.support.webhook_requests import GCS_AUDIENCE
@@ -21,7 +21,7 @@ from tests.support.webhook_requests import GCS_AUDIENCE
 
 def run_command(*options: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
-        [sys.executable, "-m", "seqgate.streams.cli", "bridge", "http", *options],
+        [sys.executable, "-m", "seqgate.cli", "bridge", "http", *options],
         capture_output=True,
         env=clean_env(),
         cwd=REPO,

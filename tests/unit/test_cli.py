@@ -9,7 +9,7 @@
 
 In-process runs use click's ``CliRunner`` (click >= 8.2 keeps ``result.stdout`` and
 ``result.stderr`` apart); exit codes and "no traceback" are also checked on a real
-``python -m seqgate.streams.cli`` process.
+``python -m seqgate.cli`` process.
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from typing import Any
 import click
 import pytest
 from click.testing import CliRunner, Result
+from seqgate_devtools.samples import s3_notification, s3_record, s3_test_event, to_bytes
 
-from seqgate.streams.cli import cli
-from seqgate.streams.devtools.samples import s3_notification, s3_record, s3_test_event, to_bytes
+from seqgate.cli import cli
 from tests.support.environment import clean_env
 from tests.support.paths import FIXTURES, REPO
 
@@ -83,9 +83,9 @@ def invoke(
 def run_cli(
     *args: str, env: Mapping[str, str] | None = None, stdin: bytes | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """`python -m seqgate.streams.cli ARGS` in a clean environment (plus `env`)."""
+    """`python -m seqgate.cli ARGS` in a clean environment (plus `env`)."""
     return subprocess.run(
-        [sys.executable, "-m", "seqgate.streams.cli", *args],
+        [sys.executable, "-m", "seqgate.cli", *args],
         input=stdin.decode("utf-8") if stdin is not None else None,
         capture_output=True,
         text=True,

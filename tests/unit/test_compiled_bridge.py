@@ -23,7 +23,10 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from seqgate_devtools.bench.workload import WorkloadSpec, build_workload
 
+from seqgate.cli import cli
+from seqgate.cli.reading_options import s3_parse_option
 from seqgate.connectors.parsers.compiled import (
     compiled_event_record,
     compiled_event_writer,
@@ -36,9 +39,6 @@ from seqgate.schemas.framing import SINGLE_OBJECT, Framing
 from seqgate.schemas.identity import event_identity
 from seqgate.schemas.records import ObjectEvent
 from seqgate.schemas.wire import CodecError
-from seqgate.streams.cli import cli
-from seqgate.streams.cli.reading_options import s3_parse_option
-from seqgate.streams.devtools.bench.workload import WorkloadSpec, build_workload
 from tests.support.bridge_engines import (
     FLOORS,
     PYTHON,

@@ -19,15 +19,15 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from seqgate_devtools.bench.workload import WorkloadSpec, build_workload
 
+from seqgate.runtime.engines import load_core
+from seqgate.runtime.faults import FaultPoint, RaiseAt
 from seqgate.schemas.codec import OBJECT_EVENT, SEEN_EVENT, encode_watermark
 from seqgate.schemas.identity import event_identity, identity_partition
 from seqgate.schemas.reconciled import expectation
 from seqgate.schemas.records import ObjectEvent, SeenEvent
-from seqgate.streams.devtools.bench.workload import WorkloadSpec, build_workload
 from seqgate.streams.rules.policy import Policy
-from seqgate.streams.runtime.engines import load_core
-from seqgate.streams.runtime.faults import FaultPoint, RaiseAt
 from seqgate.streams.state.keys import (
     STREAM_TIME_KEY,
     encode_stream_time,

@@ -2,7 +2,7 @@
 
 No Docker engine runs here, so the files are checked statically: against the compose-spec
 JSON schema (vendored by check-jsonschema, read as a file: no network), and against the click
-tree of `seqgate.streams.cli.cli`: every `SEQGATE_*` variable a service sets is one an option
+tree of `seqgate.cli.cli`: every `SEQGATE_*` variable a service sets is one an option
 reads, every seqgate service's `command` is a real command path whose required inputs are
 given, the long-running services restart on failure and publish the ports their settings
 open, the dispatcher applies the workers' outbox to the PostgreSQL service, and the image is
@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 import click
 import jsonschema
 
-from seqgate.streams.cli import cli
+from seqgate.cli import cli
 from tests.support.compose import command_of, environment_of, load_compose, resolve
 from tests.support.paths import REPO
 
@@ -355,4 +355,4 @@ def test_the_dockerfile_entrypoint_is_the_seqgate_script() -> None:
     assert json.loads(entrypoints[-1]) == ["seqgate"]
     # ... and `seqgate` is this CLI.
     scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts["seqgate"] == "seqgate.streams.cli:main"
+    assert scripts["seqgate"] == "seqgate.cli:main"

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from seqgate_devtools.samples import s3_notification, s3_record, to_bytes
 
-from seqgate.streams.cli.param_types import HttpUrl
-from seqgate.streams.devtools.samples import s3_notification, s3_record, to_bytes
+from seqgate.cli.param_types import HttpUrl
 from tests.unit.test_cli import (  # noqa: F401  (clean_environment: autouse here too)
     BROKER,
     assert_one_error_line,

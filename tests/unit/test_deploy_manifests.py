@@ -17,8 +17,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from seqgate.streams.cli import cli
-from seqgate.streams.runtime.kafka_settings import ENV_PREFIX, RESERVED_VARIABLES
+from seqgate.cli import cli
+from seqgate.runtime.kafka_settings import ENV_PREFIX, RESERVED_VARIABLES
 from seqgate.streams.worker.config import WorkerConfig
 from tests.support import dashboard
 from tests.support.paths import REPO

@@ -1,4 +1,4 @@
-"""Tests of the development broker launcher (seqgate/streams/devtools/broker) that start no
+"""Tests of the development broker launcher (devtools/seqgate_devtools/broker) that start no
 broker: its errors and its CLI (the real brokers are in tests/kafka/test_devbroker.py)."""
 
 from __future__ import annotations
@@ -7,13 +7,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
-from seqgate.streams.cli.broker import broker as broker_cli
-from seqgate.streams.devtools.broker import (
+from seqgate_devtools.broker import (
     BrokerError,
     ensure_kafka_jars,
     start_broker,
 )
+from seqgate_devtools.cli.broker import broker as broker_cli
 
 # --------------------------------------------------------------------------- expected errors
 

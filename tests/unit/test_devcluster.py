@@ -1,4 +1,4 @@
-"""The development cluster's pure parts (seqgate/streams/devtools/broker/cluster_*): node
+"""The development cluster's pure parts (devtools/seqgate_devtools/broker/cluster_*): node
 properties, the state file, the listen address, and the CLI where it needs no broker (the
 real clusters are in tests/kafka/test_devcluster.py)."""
 
@@ -9,9 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
-from seqgate.streams.cli.broker import broker as broker_cli
-from seqgate.streams.devtools.broker import (
+from seqgate_devtools.broker import (
     BrokerError,
     ClusterHandle,
     NodeHandle,
@@ -19,17 +17,18 @@ from seqgate.streams.devtools.broker import (
     load_state,
     validate_listen_address,
 )
-from seqgate.streams.devtools.broker.cluster_config import (
+from seqgate_devtools.broker.cluster_config import (
     NodePorts,
     node_properties,
     replication_defaults,
 )
-from seqgate.streams.devtools.broker.cluster_handle import cluster_from_json
-from seqgate.streams.devtools.broker.files import write_json_atomic
-from seqgate.streams.devtools.broker.handle import BrokerHandle
-from seqgate.streams.devtools.broker.locations import KAFKA_VERSION
-from seqgate.streams.devtools.broker.recorded import RecordedAccess
-from seqgate.streams.devtools.broker.security import SecurityMaterial
+from seqgate_devtools.broker.cluster_handle import cluster_from_json
+from seqgate_devtools.broker.files import write_json_atomic
+from seqgate_devtools.broker.handle import BrokerHandle
+from seqgate_devtools.broker.locations import KAFKA_VERSION
+from seqgate_devtools.broker.recorded import RecordedAccess
+from seqgate_devtools.broker.security import SecurityMaterial
+from seqgate_devtools.cli.broker import broker as broker_cli
 
 NOT_HERE = "203.0.113.7"  # TEST-NET-3: never an address of this machine
 

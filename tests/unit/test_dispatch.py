@@ -22,9 +22,9 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from seqgate.cli import cli
 from seqgate.schemas.ordering import AWS_SEQUENCER_ORDER, NUMERIC_SEQUENCER_ORDER
 from seqgate.schemas.records import OutboxRecord
-from seqgate.streams.cli import cli
 from seqgate.streams.dispatch.destinations import (
     Destination,
     HttpDestination,

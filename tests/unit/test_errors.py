@@ -8,29 +8,29 @@ import re
 
 import pytest
 from click.testing import CliRunner
+from seqgate_devtools.broker.launcher import BrokerError
 
+from seqgate.cli.app import SeqgateGroup
 from seqgate.connectors.aws.notification_rules import NotificationSetupError
 from seqgate.connectors.aws.notification_setup import AwsSetupError
 from seqgate.connectors.publish.filters import FilterError
 from seqgate.connectors.publish.publisher import PublishError
 from seqgate.connectors.sources.kafka_topic import KafkaSourceFatalError
 from seqgate.connectors.sources.sqs_queue import SqsSourceError
-from seqgate.streams.cli.app import SeqgateGroup
-from seqgate.streams.devtools.broker.launcher import BrokerError
-from seqgate.streams.dispatch.destinations import DestinationConfigError
-from seqgate.streams.dispatch.runner import DispatchError
-from seqgate.streams.rules.policy import PolicyError
-from seqgate.streams.runtime.errors import (
+from seqgate.runtime.errors import (
     CommandFailed,
     KafkaUnreachable,
     SeqgateError,
     UsageError,
     WorkerFatalError,
 )
-from seqgate.streams.runtime.kafka_reach import KafkaUnreachableError
-from seqgate.streams.runtime.kafka_settings import KafkaSettingsError
-from seqgate.streams.runtime.topic_check import TopicCheckError
-from seqgate.streams.runtime.topics import TopicConfigError, TopicCreateError
+from seqgate.runtime.kafka_reach import KafkaUnreachableError
+from seqgate.runtime.kafka_settings import KafkaSettingsError
+from seqgate.runtime.topic_check import TopicCheckError
+from seqgate.runtime.topics import TopicConfigError, TopicCreateError
+from seqgate.streams.dispatch.destinations import DestinationConfigError
+from seqgate.streams.dispatch.runner import DispatchError
+from seqgate.streams.rules.policy import PolicyError
 from seqgate.streams.tools.inspect import InspectError
 from seqgate.streams.tools.reset_plan import ResetError
 from seqgate.streams.tools.tail import TailError

@@ -14,11 +14,11 @@ import sys
 from typing import Any
 
 import pytest
+from seqgate_devtools.samples import s3_notification, s3_record
 
 from seqgate.connectors.parsers.s3.native import S3ParseOptions, parse_s3_records
 from seqgate.connectors.sources.files import split_messages
 from seqgate.schemas.reasons import RejectReason
-from seqgate.streams.devtools.samples import s3_notification, s3_record
 from tests.support.builders import only_event, only_rejection
 from tests.support.environment import clean_env
 from tests.support.paths import FIXTURES, REPO
@@ -113,7 +113,7 @@ def test_a_cut_pretty_printed_document_is_one_message() -> None:
 
 def seqgate_parse(*args: str) -> list[dict[str, Any]]:
     done = subprocess.run(
-        [sys.executable, "-m", "seqgate.streams.cli", "parse", *args],
+        [sys.executable, "-m", "seqgate.cli", "parse", *args],
         capture_output=True,
         text=True,
         env=clean_env(),

@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 import pytest
 
-from seqgate.streams.cli import cli
+from seqgate.cli import cli
 from tests.support.environment import clean_env
 from tests.support.kafka_helpers import closed_port
 from tests.support.paths import REPO
@@ -102,7 +102,7 @@ def run_all(tmp: Path, extra: list[str]) -> dict[str, tuple[int, str, float]]:
         work.mkdir()
         args = [*name.split(), *required_arguments(name, work), *extra]
         process = subprocess.Popen(
-            [sys.executable, "-m", "seqgate.streams.cli", *args],
+            [sys.executable, "-m", "seqgate.cli", *args],
             cwd=work,
             env=environment(),
             stdin=subprocess.DEVNULL,
@@ -156,7 +156,7 @@ def test_every_kafka_command_names_an_unknown_client_property_with_code_2(
 def test_a_refused_property_from_a_variable_is_code_2(name: str, tmp_path: Path) -> None:
     env = {**environment(), "SEQGATE_KAFKA_ISOLATION_LEVEL": "read_uncommitted"}
     done = subprocess.run(
-        [sys.executable, "-m", "seqgate.streams.cli", name, "--bootstrap-servers", "127.0.0.1:1"],
+        [sys.executable, "-m", "seqgate.cli", name, "--bootstrap-servers", "127.0.0.1:1"],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -178,7 +178,7 @@ def probe_group() -> click.Group:
     from confluent_kafka import Producer
     from confluent_kafka.admin import AdminClient
 
-    from seqgate.streams.cli.app import SeqgateGroup
+    from seqgate.cli.app import SeqgateGroup
 
     group = SeqgateGroup("probe")
 
@@ -217,7 +217,7 @@ def test_print_config_masks_the_secrets_of_every_source(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "seqgate.streams.cli",
+            "seqgate.cli",
             "worker",
             "--bootstrap-servers",
             "b:1",

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from seqgate.streams.runtime.failure_spell import FailureSpell
+from seqgate.runtime.failure_spell import FailureSpell
 
 _LOG = logging.getLogger("seqgate.test.spell")
 

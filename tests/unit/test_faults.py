@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from seqgate.streams.runtime.faults import (
+from seqgate.runtime.faults import (
     FaultInjector,
     FaultPoint,
     SignalAt,

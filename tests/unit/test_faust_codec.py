@@ -93,8 +93,8 @@ def test_the_codecs_are_faust_entry_points() -> None:
 def test_through_a_registry_the_schema_id_decides_how_a_confluent_record_is_read() -> None:
     """Without a registry a Confluent body is read as the current schema whatever its id;
     once given one, the id must name a schema of that record type in it."""
+    from seqgate.runtime.schema_registry import RegistrySettings, connect
     from seqgate.schemas.confluent import confluent_frame as frame
-    from seqgate.streams.runtime.schema_registry import RegistrySettings, connect
 
     record = CASES[0][3]
     framing = connect(RegistrySettings("mock://faust-codec"))

@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from seqgate.streams.devtools.broker.files import fill_once
+from seqgate_devtools.broker.files import fill_once
 
 
 def _complete(target: Path, marker: Path) -> bool:

@@ -1,5 +1,5 @@
 """Registry mode: the Confluent wire format through a schema registry (seqgate.schemas.framing,
-seqgate.streams.runtime.schema_registry, the --schema-registry-* options), against
+seqgate.runtime.schema_registry, the --schema-registry-* options), against
 confluent-kafka's in-memory registry (``mock://``) and its own Avro deserializer."""
 
 from __future__ import annotations
@@ -29,6 +29,14 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 from fastavro import schemaless_writer
 from fastavro.schema import parse_schema
 
+from seqgate.cli import cli
+from seqgate.runtime.errors import UsageError
+from seqgate.runtime.schema_registry import (
+    ConfluentSchemaRegistry,
+    RegistrySettings,
+    SchemaRegistryUnreachable,
+    connect,
+)
 from seqgate.schemas.avro_codec import AvroCodec
 from seqgate.schemas.avro_schemas import schema_fingerprint, standalone_schema_json
 from seqgate.schemas.codec import DECISION_RECORD, OBJECT_EVENT, OUTBOX_RECORD, REJECTED_RECORD
@@ -36,14 +44,6 @@ from seqgate.schemas.confluent import confluent_frame
 from seqgate.schemas.framing import SINGLE_OBJECT, Framing
 from seqgate.schemas.records import DecisionRecord, ObjectEvent, OutboxRecord, RejectedRecord
 from seqgate.schemas.wire import SINGLE_OBJECT_MAGIC, CodecError
-from seqgate.streams.cli import cli
-from seqgate.streams.runtime.errors import UsageError
-from seqgate.streams.runtime.schema_registry import (
-    ConfluentSchemaRegistry,
-    RegistrySettings,
-    SchemaRegistryUnreachable,
-    connect,
-)
 from tests.support.kafka_helpers import closed_port
 from tests.support.paths import REPO
 
@@ -579,7 +579,7 @@ def test_a_missing_ca_file_is_one_error_line(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "seqgate.streams.cli",
+            "seqgate.cli",
             "worker",
             "--print-config",
             "--schema-registry-url",

@@ -235,7 +235,7 @@ def test_a_failed_first_fetch_is_one_error(
 
 
 def bridge(*options: str) -> subprocess.CompletedProcess[bytes]:
-    command = [sys.executable, "-m", "seqgate.streams.cli", "bridge", "http"]
+    command = [sys.executable, "-m", "seqgate.cli", "bridge", "http"]
     return subprocess.run(
         [*command, "--bootstrap-servers", "127.0.0.1:1", *options],
         capture_output=True,

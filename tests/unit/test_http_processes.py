@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from seqgate.streams.cli import cli
-from seqgate.streams.cli.http_processes import Supervisor, reserved_port
-from seqgate.streams.runtime.errors import UsageError
+from seqgate.cli import cli
+from seqgate.cli.http_processes import Supervisor, reserved_port
+from seqgate.runtime.errors import UsageError
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "two", "257"])

@@ -1,11 +1,11 @@
 """Which client errors end a process, and how the end is worded
-(seqgate/streams/runtime/kafka_clients.py)."""
+(seqgate/runtime/kafka_clients.py)."""
 
 from __future__ import annotations
 
 from confluent_kafka import KafkaError
 
-from seqgate.streams.runtime.kafka_clients import consumer_failure, is_fatal
+from seqgate.runtime.kafka_clients import consumer_failure, is_fatal
 
 FENCED_STATIC_MEMBER = (
     "Fatal error: Broker: Static consumer fenced by other consumer with same"

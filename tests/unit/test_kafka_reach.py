@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterator
 import pytest
 from confluent_kafka import KafkaError
 
-from seqgate.streams.runtime.kafka_reach import KafkaUnreachableError, classify, ensure_reachable
-from seqgate.streams.runtime.kafka_settings import KafkaSettings
+from seqgate.runtime.kafka_reach import KafkaUnreachableError, classify, ensure_reachable
+from seqgate.runtime.kafka_settings import KafkaSettings
 from tests.support.kafka_helpers import closed_port
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from seqgate.streams.runtime.kafka_clients import client_config
-from seqgate.streams.runtime.kafka_settings import (
+from seqgate.runtime.kafka_clients import client_config
+from seqgate.runtime.kafka_settings import (
     ClientProperty,
     KafkaSettingsError,
     build_settings,
@@ -19,7 +19,7 @@ from seqgate.streams.runtime.kafka_settings import (
     parse_flag,
     parse_properties,
 )
-from seqgate.streams.runtime.logs import JsonFormatter, redact
+from seqgate.runtime.logs import JsonFormatter, redact
 
 # ---- the properties file -------------------------------------------------------------------
 

@@ -14,6 +14,16 @@ import hypothesis
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from seqgate_devtools.samples import (
+    lambda_sns_event,
+    lambda_sqs_event,
+    s3_notification,
+    s3_record,
+    sns_notification,
+    sqs_receive_response,
+    to_bytes,
+    to_text,
+)
 
 from seqgate.connectors.parsers.appwrite import parse_appwrite
 from seqgate.connectors.parsers.b2 import parse_b2
@@ -33,16 +43,6 @@ from seqgate.schemas.limits import (
 )
 from seqgate.schemas.reasons import Rejection, RejectReason
 from seqgate.schemas.records import ObjectEvent
-from seqgate.streams.devtools.samples import (
-    lambda_sns_event,
-    lambda_sqs_event,
-    s3_notification,
-    s3_record,
-    sns_notification,
-    sqs_receive_response,
-    to_bytes,
-    to_text,
-)
 from tests.support.gcs_samples import notification as gcs_notification
 from tests.support.paths import FIXTURES, REPO
 from tests.support.strategies import huge_integers, long_text, nested

@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 
 from seqgate.connectors.sources.http_settings import HttpSettings
-from seqgate.streams.runtime.metrics import HealthState, MetricsServer, WorkerMetrics
+from seqgate.runtime.metrics import HealthState, MetricsServer, WorkerMetrics
 from tests.support.metrics_scrape import get, samples
 
 # ---- without a broker ----------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import random
 from typing import Any
 
 import pytest
+from seqgate_devtools.samples import form_encode_key, s3_notification, s3_record
 
 from seqgate.connectors.parsers.s3.event_ids import s3_event_id
 from seqgate.connectors.parsers.s3.minio import (
@@ -26,7 +27,6 @@ from seqgate.connectors.parsers.s3.object_keys import decode_form_key
 from seqgate.schemas.reasons import Rejection, RejectReason
 from seqgate.schemas.records import ObjectEvent
 from seqgate.schemas.sources import MINIO_SOURCE
-from seqgate.streams.devtools.samples import form_encode_key, s3_notification, s3_record
 from tests.support.builders import (
     ABSENT,
     TRICKY_KEYS,

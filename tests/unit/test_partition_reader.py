@@ -10,7 +10,7 @@ from typing import Any, cast
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
-from seqgate.streams.runtime.partition_reader import (
+from seqgate.runtime.partition_reader import (
     PartitionReader,
     PartitionReadFailed,
     PartitionStalled,

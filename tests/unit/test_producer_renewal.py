@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
-from seqgate.streams.runtime.errors import WorkerFatalError
-from seqgate.streams.runtime.renewal import (
+from seqgate.runtime.errors import WorkerFatalError
+from seqgate.runtime.renewal import (
     MOST_HUNG_PRODUCERS,
     MOST_RENEWALS_WITHOUT_COMMIT,
     ProducerLost,
@@ -21,8 +21,8 @@ from seqgate.streams.runtime.renewal import (
     lost_producer,
     renewable,
 )
-from seqgate.streams.runtime.session import TransactionalSession
-from seqgate.streams.runtime.transaction_failures import FatalErrorTrap, SessionRole
+from seqgate.runtime.session import TransactionalSession
+from seqgate.runtime.transaction_failures import FatalErrorTrap, SessionRole
 from tests.support.client_standins import HangingProducer, StandInConsumer
 
 # ---- the decision ----------------------------------------------------------------------------

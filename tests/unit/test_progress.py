@@ -1,4 +1,4 @@
-"""Progress lines of long operator commands (seqgate/streams/runtime/progress.py).
+"""Progress lines of long operator commands (seqgate/runtime/progress.py).
 
 The clock is one the test moves by hand: no sleeps.
 """
@@ -13,8 +13,8 @@ import sys
 
 import pytest
 
-from seqgate.streams.runtime.errors import UsageError
-from seqgate.streams.runtime.progress import (
+from seqgate.runtime.errors import UsageError
+from seqgate.runtime.progress import (
     Pace,
     ProgressLine,
     Snapshot,
@@ -162,7 +162,7 @@ def test_a_bad_setting_ends_the_command_before_kafka_is_asked(command: list[str]
     environment = {k: v for k, v in os.environ.items() if not k.startswith("SEQGATE_")}
     environment["SEQGATE_PROGRESS_EVERY_S"] = "often"
     done = subprocess.run(
-        [sys.executable, "-m", "seqgate.streams.cli", *command],
+        [sys.executable, "-m", "seqgate.cli", *command],
         capture_output=True,
         text=True,
         env={**environment, "SEQGATE_BOOTSTRAP_SERVERS": "127.0.0.1:1"},

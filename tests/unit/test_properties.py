@@ -7,16 +7,7 @@ from typing import Any
 
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
-
-from seqgate.connectors.parsers.json_fields import MAX_JSON_DEPTH, is_text
-from seqgate.connectors.parsers.normalize import normalize
-from seqgate.connectors.parsers.results import Ignored
-from seqgate.schemas.codec import OBJECT_EVENT
-from seqgate.schemas.limits import MAX_EVENT_BYTES, check_event
-from seqgate.schemas.ordering import AWS_SEQUENCER_ORDER, NUMERIC_SEQUENCER_ORDER
-from seqgate.schemas.reasons import Rejection, RejectReason
-from seqgate.schemas.records import ObjectEvent
-from seqgate.streams.devtools.samples import (
+from seqgate_devtools.samples import (
     form_encode_key,
     lambda_sns_event,
     lambda_sqs_event,
@@ -27,6 +18,15 @@ from seqgate.streams.devtools.samples import (
     to_bytes,
     to_text,
 )
+
+from seqgate.connectors.parsers.json_fields import MAX_JSON_DEPTH, is_text
+from seqgate.connectors.parsers.normalize import normalize
+from seqgate.connectors.parsers.results import Ignored
+from seqgate.schemas.codec import OBJECT_EVENT
+from seqgate.schemas.limits import MAX_EVENT_BYTES, check_event
+from seqgate.schemas.ordering import AWS_SEQUENCER_ORDER, NUMERIC_SEQUENCER_ORDER
+from seqgate.schemas.reasons import Rejection, RejectReason
+from seqgate.schemas.records import ObjectEvent
 from tests.support.builders import put
 from tests.support.strategies import json_scalars_hostile, long_text, nested
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 from confluent_kafka import KafkaError, KafkaException
+from seqgate_devtools.samples import s3_notification, s3_record, to_bytes
 
 from seqgate.connectors.publish.publisher import EventPublisher, PublishError, Topics
-from seqgate.streams.devtools.samples import s3_notification, s3_record, to_bytes
-from seqgate.streams.runtime.kafka_settings import KafkaSettings
+from seqgate.runtime.kafka_settings import KafkaSettings
 
 
 class _RefusingProducer:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from seqgate.streams.cli import cli
+from seqgate.cli import cli
 from tests.support.environment import clean_env
 
 # a closed port: were Kafka asked first, the command would end with exit 3 instead

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from seqgate.runtime.kafka_settings import KafkaSettings
 from seqgate.schemas.codec import OBJECT_EVENT, OUTBOX_RECORD
 from seqgate.schemas.records import OutboxRecord
 from seqgate.streams.rules.policy import Policy
-from seqgate.streams.runtime.kafka_settings import KafkaSettings
 from seqgate.streams.tools.replay import InputRecord, PartitionReplay, replay_partition
 from seqgate.streams.tools.verify import (
     PartitionReport,

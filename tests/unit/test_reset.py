@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from seqgate.streams.cli import cli
+from seqgate.cli import cli
 from seqgate.streams.tools.inspect import (
     GroupDescription,
     GroupMember,

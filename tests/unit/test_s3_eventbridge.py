@@ -7,6 +7,8 @@ import json
 from typing import Any
 
 import pytest
+from seqgate_devtools import samples
+from seqgate_devtools.samples import form_encode_key, s3_notification, s3_record
 
 from seqgate.connectors.parsers.normalize import normalize
 from seqgate.connectors.parsers.results import ParseResult
@@ -21,8 +23,6 @@ from seqgate.connectors.parsers.s3.eventbridge import (
 from seqgate.schemas.kinds import KIND_DESCRIPTIONS, SEQUENCED_KINDS
 from seqgate.schemas.reasons import Rejection, RejectReason
 from seqgate.schemas.records import ObjectEvent
-from seqgate.streams.devtools import samples
-from seqgate.streams.devtools.samples import form_encode_key, s3_notification, s3_record
 from tests.support.builders import ABSENT, only_event, only_rejection, with_members
 from tests.support.paths import FIXTURES as ALL_FIXTURES
 
@@ -46,7 +46,7 @@ EVENT_MEMBERS: dict[str, tuple[str, ...]] = {
 
 def eventbridge_event(**members: Any) -> dict[str, Any]:
     """An S3 event as EventBridge delivers it:
-    :func:`seqgate.streams.devtools.samples.eventbridge_event`.
+    :func:`seqgate_devtools.samples.eventbridge_event`.
 
     Each keyword of EVENT_MEMBERS writes its member as given (``key`` is the
     real name: EventBridge does not encode it); ABSENT leaves it out, and so

@@ -12,9 +12,9 @@ from __future__ import annotations
 import pytest
 from confluent_kafka import KafkaError, KafkaException
 
-from seqgate.streams.runtime.errors import WorkerFatalError
-from seqgate.streams.runtime.session import TransactionalSession
-from seqgate.streams.runtime.transaction_failures import SessionRole
+from seqgate.runtime.errors import WorkerFatalError
+from seqgate.runtime.session import TransactionalSession
+from seqgate.runtime.transaction_failures import SessionRole
 
 _TIMED_OUT = KafkaError(
     KafkaError._TIMED_OUT,

@@ -8,8 +8,8 @@ from collections import Counter
 from hypothesis import given
 from hypothesis import strategies as st
 
+from seqgate.runtime.topics import STANDBY_STAMP
 from seqgate.streams.rules.placement import standby_placement, standbys_of
-from seqgate.streams.runtime.topics import STANDBY_STAMP
 from seqgate.streams.tools.standby_status import stamped_ms
 
 

@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from seqgate.cli import cli
+from seqgate.runtime.topics import topic_roles
 from seqgate.schemas.confluent import confluent_frame
 from seqgate.schemas.records import (
     DecisionRecord,
@@ -20,8 +22,6 @@ from seqgate.schemas.records import (
     SeenEvent,
     Watermark,
 )
-from seqgate.streams.cli import cli
-from seqgate.streams.runtime.topics import topic_roles
 from seqgate.streams.tools.replay import InputRecord
 from seqgate.streams.tools.tail import RECORD_TYPES, decode_value, default_type, record_line
 from tests.support.events import event

@@ -7,8 +7,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from seqgate.streams.rules.takeover import previous_owners, taken_over_by
-from seqgate.streams.runtime.topics import (
+from seqgate.runtime.topics import (
     fence_stamp,
     fenced_group,
     owner_stamp,
@@ -18,6 +17,7 @@ from seqgate.streams.runtime.topics import (
     read_restore_stamp,
     restore_stamp,
 )
+from seqgate.streams.rules.takeover import previous_owners, taken_over_by
 from seqgate.streams.tools.standby_status import RestoreProgress
 
 

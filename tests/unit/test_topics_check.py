@@ -1,6 +1,6 @@
 """`seqgate topics create` with production settings and `seqgate topics check`, without a broker.
 
-The decision (`seqgate.streams.runtime.topic_check.check_topics`) and the parsing of `--config` are
+The decision (`seqgate.runtime.topic_check.check_topics`) and the parsing of `--config` are
 tested without a broker, including the replication rules a one-node broker cannot
 show; the commands against the real broker are in tests/kafka/test_topics_check.py.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from seqgate.streams.runtime.topic_check import (
+from seqgate.runtime.topic_check import (
     MISMATCH,
     OK,
     WARN,
@@ -20,7 +20,7 @@ from seqgate.streams.runtime.topic_check import (
     mismatches,
     summary,
 )
-from seqgate.streams.runtime.topics import (
+from seqgate.runtime.topics import (
     TopicConfigError,
     changelog_topic,
     family_configs,

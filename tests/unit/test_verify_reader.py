@@ -12,12 +12,12 @@ import pytest
 from confluent_kafka import KafkaError
 
 import seqgate.streams.tools.verify as verify_module
+from seqgate.runtime.kafka_settings import KafkaSettings
 from seqgate.schemas.codec import OBJECT_EVENT, OUTBOX_RECORD, REJECTED_RECORD
 from seqgate.schemas.framing import SINGLE_OBJECT, Framing
 from seqgate.schemas.reasons import RejectReason
 from seqgate.schemas.records import RejectedRecord
 from seqgate.streams.rules.policy import Policy
-from seqgate.streams.runtime.kafka_settings import KafkaSettings
 from seqgate.streams.tools.replay import InputRecord, PartitionReplay
 from seqgate.streams.tools.verify import (
     PartitionReport,

@@ -10,8 +10,8 @@ from types import SimpleNamespace
 import pytest
 from confluent_kafka import KafkaError
 
-from seqgate.streams.runtime.kafka_reach import unreachable_brokers
-from seqgate.streams.runtime.replication import ReplicaState, describe_blocked, replica_states
+from seqgate.runtime.kafka_reach import unreachable_brokers
+from seqgate.runtime.replication import ReplicaState, describe_blocked, replica_states
 from seqgate.streams.worker.outage import WriteOutage
 
 _TIMEOUT = KafkaError(KafkaError._MSG_TIMED_OUT, "400 message(s) timed out")

@@ -37,7 +37,7 @@ from enum import StrEnum
 from typing import Any, Final
 
 from seqgate.connectors.parsers.s3.event_names import S3_EVENT_NAMES
-from seqgate.streams.runtime.errors import UsageError
+from seqgate.runtime.errors import UsageError
 
 __all__ = [
     "CREATED_FAMILY",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from seqgate.connectors.aws.notification_rules import EVENTBRIDGE_SECTION, SECTIONS
-from seqgate.streams.runtime.errors import UsageError
+from seqgate.runtime.errors import UsageError
 
 __all__ = [
     "AwsSetupError",

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from seqgate.streams.runtime.errors import UsageError
+from seqgate.runtime.errors import UsageError
 
 __all__ = ["ListingError"]
 

@@ -27,13 +27,13 @@ from seqgate.connectors.parsers.json_fields import MAX_JSON_DEPTH
 from seqgate.connectors.parsers.results import ParseResult
 from seqgate.connectors.parsers.s3.event_names import S3_EVENT_NAMES
 from seqgate.connectors.parsers.s3.eventbridge import EVENTBRIDGE_KINDS
+from seqgate.runtime.engines import load_core
 from seqgate.schemas.codec import OBJECT_EVENT
 from seqgate.schemas.framing import Framing
 from seqgate.schemas.identity import SCHEMES_OF_SOURCES
 from seqgate.schemas.kinds import REMOVED, VERSION_REMOVED
 from seqgate.schemas.limits import TEXT_LIMITS
 from seqgate.schemas.records import ObjectEvent
-from seqgate.streams.runtime.engines import load_core
 
 __all__ = [
     "CleanRecords",

@@ -27,8 +27,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
 from seqgate.connectors.parsers.results import ParseResult
+from seqgate.runtime.errors import UsageError
 from seqgate.schemas.records import ObjectEvent
-from seqgate.streams.runtime.errors import UsageError
 
 
 class FilterError(UsageError, ValueError):

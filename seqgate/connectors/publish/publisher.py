@@ -32,15 +32,15 @@ from seqgate.connectors.parsers.compiled import (
 )
 from seqgate.connectors.parsers.results import ParsedItem, ParseResult
 from seqgate.connectors.publish.dead_letters import rejected_record
+from seqgate.runtime.errors import CommandFailed
+from seqgate.runtime.kafka_clients import client_config
+from seqgate.runtime.kafka_settings import KafkaSettings
 from seqgate.schemas.codec import OBJECT_EVENT, REJECTED_RECORD
 from seqgate.schemas.framing import SINGLE_OBJECT, Framing
 from seqgate.schemas.identity import event_identity
 from seqgate.schemas.reasons import Rejection, RejectReason
 from seqgate.schemas.records import ObjectEvent
 from seqgate.schemas.wire import CodecError
-from seqgate.streams.runtime.errors import CommandFailed
-from seqgate.streams.runtime.kafka_clients import client_config
-from seqgate.streams.runtime.kafka_settings import KafkaSettings
 
 
 class PublishError(CommandFailed):

@@ -108,8 +108,8 @@ from seqgate.connectors.sources.http_connections import ConnectionGuard
 from seqgate.connectors.sources.http_settings import HttpSettings
 from seqgate.connectors.sources.sns_route import SnsRoute, confirm_by_get
 from seqgate.connectors.sources.webhook_routes import WebhookRoutes, route_origin
-from seqgate.streams.runtime.failure_spell import FailureSpell
-from seqgate.streams.runtime.metrics import BridgeMetrics
+from seqgate.runtime.failure_spell import FailureSpell
+from seqgate.runtime.metrics import BridgeMetrics
 
 log = logging.getLogger(__name__)
 

@@ -35,16 +35,16 @@ from seqgate.connectors.parsers.s3.native import DEFAULT_S3_PARSE_OPTIONS, S3Par
 from seqgate.connectors.publish.dead_letters import rejected_record
 from seqgate.connectors.publish.filters import BridgeTally, EventFilter
 from seqgate.connectors.publish.publisher import Topics
+from seqgate.runtime.errors import CommandFailed
+from seqgate.runtime.faults import FaultInjector, FaultPoint
+from seqgate.runtime.kafka_clients import PartitionEnds, client_config
+from seqgate.runtime.kafka_settings import KafkaSettings
+from seqgate.runtime.record_batches import RecordBatches
+from seqgate.runtime.session import TransactionalSession
+from seqgate.runtime.transaction_failures import SessionRole
 from seqgate.schemas.codec import OBJECT_EVENT, REJECTED_RECORD
 from seqgate.schemas.framing import SINGLE_OBJECT, Framing
 from seqgate.schemas.identity import event_identity
-from seqgate.streams.runtime.errors import CommandFailed
-from seqgate.streams.runtime.faults import FaultInjector, FaultPoint
-from seqgate.streams.runtime.kafka_clients import PartitionEnds, client_config
-from seqgate.streams.runtime.kafka_settings import KafkaSettings
-from seqgate.streams.runtime.record_batches import RecordBatches
-from seqgate.streams.runtime.session import TransactionalSession
-from seqgate.streams.runtime.transaction_failures import SessionRole
 
 log = logging.getLogger(__name__)
 

@@ -42,8 +42,8 @@ from seqgate.connectors.parsers.normalize import normalize
 from seqgate.connectors.parsers.s3.native import DEFAULT_S3_PARSE_OPTIONS, S3ParseOptions
 from seqgate.connectors.publish.filters import BridgeTally, EventFilter
 from seqgate.connectors.publish.publisher import EventPublisher, PublishError
-from seqgate.streams.runtime.errors import UsageError
-from seqgate.streams.runtime.failure_spell import FailureSpell
+from seqgate.runtime.errors import UsageError
+from seqgate.runtime.failure_spell import FailureSpell
 
 log = logging.getLogger(__name__)
 

@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any, Final, Protocol
 from urllib.parse import urlsplit
 
+from seqgate.runtime.errors import UsageError
 from seqgate.schemas.records import OutboxRecord
-from seqgate.streams.runtime.errors import UsageError
 
 __all__ = [
     "DESTINATION_SCHEMES",

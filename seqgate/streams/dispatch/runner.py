@@ -34,6 +34,15 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
+from seqgate.runtime.errors import UsageError
+from seqgate.runtime.kafka_clients import (
+    PartitionEnds,
+    client_config,
+    group_consumer_config,
+)
+from seqgate.runtime.kafka_settings import KafkaSettings
+from seqgate.runtime.record_batches import RecordBatches
+from seqgate.runtime.topics import TopicSpec, create_topics
 from seqgate.schemas.codec import OUTBOX_RECORD, REJECTED_RECORD
 from seqgate.schemas.framing import SINGLE_OBJECT, Framing
 from seqgate.schemas.identity import event_identity
@@ -42,15 +51,6 @@ from seqgate.schemas.wire import CodecError
 from seqgate.streams.dispatch.destinations import Destination, Item, Outcome, Result, TransientError
 from seqgate.streams.dispatch.keys import InvalidVersion, version_key
 from seqgate.streams.rules.policy import Policy
-from seqgate.streams.runtime.errors import UsageError
-from seqgate.streams.runtime.kafka_clients import (
-    PartitionEnds,
-    client_config,
-    group_consumer_config,
-)
-from seqgate.streams.runtime.kafka_settings import KafkaSettings
-from seqgate.streams.runtime.record_batches import RecordBatches
-from seqgate.streams.runtime.topics import TopicSpec, create_topics
 
 __all__ = [
     "AFTER_APPLY",

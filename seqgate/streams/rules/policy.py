@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
+from seqgate.runtime.errors import UsageError
 from seqgate.schemas.kinds import CREATED, KIND_DESCRIPTIONS
 from seqgate.schemas.ordering import NUMERIC_SEQUENCER_ORDER, PositionOrder, order_named
 from seqgate.schemas.outcomes import Outcome
@@ -36,7 +37,6 @@ from seqgate.schemas.reasons import RejectReason
 from seqgate.schemas.reconciled import expectation
 from seqgate.schemas.records import ObjectEvent, SeenEvent, Watermark
 from seqgate.schemas.sources import AZURE_SOURCE, KNOWN_SOURCES, MINIO_SOURCE, S3_SOURCE
-from seqgate.streams.runtime.errors import UsageError
 
 
 class Trust(StrEnum):

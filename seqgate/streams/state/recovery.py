@@ -38,8 +38,8 @@ from pathlib import Path
 from confluent_kafka import KafkaError, KafkaException, TopicCollection
 from confluent_kafka.admin import AdminClient
 
-from seqgate.streams.runtime.kafka_clients import client_config
-from seqgate.streams.runtime.kafka_settings import KafkaSettings
+from seqgate.runtime.kafka_clients import client_config
+from seqgate.runtime.kafka_settings import KafkaSettings
 from seqgate.streams.state.restore import ChangelogBehind, StoreBehind
 from seqgate.streams.state.store import (
     PartitionStore,

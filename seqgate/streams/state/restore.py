@@ -9,14 +9,14 @@ from collections.abc import Callable
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
-from seqgate.streams.runtime.kafka_settings import KafkaSettings
-from seqgate.streams.runtime.partition_reader import (
+from seqgate.runtime.kafka_settings import KafkaSettings
+from seqgate.runtime.partition_reader import (
     PartitionReader,
     PartitionStalled,
     reader_config,
 )
-from seqgate.streams.runtime.progress import Snapshot
-from seqgate.streams.runtime.topics import restore_group
+from seqgate.runtime.progress import Snapshot
+from seqgate.runtime.topics import restore_group
 from seqgate.streams.state.store import PartitionStore
 
 log = logging.getLogger(__name__)

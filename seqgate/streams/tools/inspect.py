@@ -29,20 +29,20 @@ from confluent_kafka import (
 )
 from confluent_kafka.admin import AdminClient, OffsetSpec  # type: ignore[attr-defined]
 
-from seqgate.schemas.codec import WATERMARK
-from seqgate.schemas.identity import identity_partition
-from seqgate.schemas.records import Watermark
-from seqgate.schemas.wire import CodecError
-from seqgate.streams.runtime.errors import UsageError
-from seqgate.streams.runtime.kafka_clients import client_config
-from seqgate.streams.runtime.kafka_settings import KafkaSettings
-from seqgate.streams.runtime.partition_reader import (
+from seqgate.runtime.errors import UsageError
+from seqgate.runtime.kafka_clients import client_config
+from seqgate.runtime.kafka_settings import KafkaSettings
+from seqgate.runtime.partition_reader import (
     PartitionReader,
     PartitionReadFailed,
     PartitionStalled,
     reader_config,
 )
-from seqgate.streams.runtime.progress import Meter, NoMeter
+from seqgate.runtime.progress import Meter, NoMeter
+from seqgate.schemas.codec import WATERMARK
+from seqgate.schemas.identity import identity_partition
+from seqgate.schemas.records import Watermark
+from seqgate.schemas.wire import CodecError
 from seqgate.streams.state.keys import watermark_key
 from seqgate.streams.tools.replay import InputRecord
 from seqgate.streams.tools.standby_status import (

@@ -22,10 +22,10 @@ from confluent_kafka import (
 )
 from confluent_kafka.admin import AdminClient, OffsetSpec  # type: ignore[attr-defined]
 
-from seqgate.streams.runtime.kafka_clients import client_config
-from seqgate.streams.runtime.progress import Meter, NoMeter
-from seqgate.streams.runtime.session import TransactionalSession
-from seqgate.streams.runtime.transaction_failures import SessionRole
+from seqgate.runtime.kafka_clients import client_config
+from seqgate.runtime.progress import Meter, NoMeter
+from seqgate.runtime.session import TransactionalSession
+from seqgate.runtime.transaction_failures import SessionRole
 from seqgate.streams.tools.inspect import (
     InspectError,
     admin_client,

@@ -42,11 +42,11 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 
+from seqgate.runtime.errors import UsageError
+from seqgate.runtime.kafka_settings import KafkaSettings
+from seqgate.runtime.topics import changelog_topic
 from seqgate.schemas.framing import SINGLE_OBJECT, Framing
 from seqgate.streams.rules.policy import Policy
-from seqgate.streams.runtime.errors import UsageError
-from seqgate.streams.runtime.kafka_settings import KafkaSettings
-from seqgate.streams.runtime.topics import changelog_topic
 from seqgate.streams.tools.inspect import GroupDescription
 
 

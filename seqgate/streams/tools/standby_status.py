@@ -3,7 +3,7 @@ are being restored (`seqgate status`).
 
 A worker with `--standby-replicas` commits, about once a second, how far each of its
 standby stores has applied the changelog, under its own consumer group
-(`seqgate.streams.runtime.topics.standby_group`), with the time in the offset's metadata.
+(`seqgate.runtime.topics.standby_group`), with the time in the offset's metadata.
 The group keeps those offsets after a standby is dropped or its worker dies, so only the
 ones committed within `fresh_s` count as standbys now. An assigned partition's restore
 reports the same way, in the group of the restore consumers (worker/restore_report.py).
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
 from confluent_kafka.admin import AdminClient
 
-from seqgate.streams.runtime.topics import (
+from seqgate.runtime.topics import (
     STANDBY_STAMP,
     read_restore_stamp,
     restore_group,

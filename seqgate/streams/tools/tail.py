@@ -23,6 +23,10 @@ from typing import Any, Final
 
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
+from seqgate.runtime.errors import UsageError
+from seqgate.runtime.kafka_settings import KafkaSettings
+from seqgate.runtime.partition_reader import reader_config
+from seqgate.runtime.topics import AUDIT, INPUT, OUTBOX, REJECTED, TopicRole
 from seqgate.schemas import codec as codecs
 from seqgate.schemas.avro_codec import AvroCodec
 from seqgate.schemas.confluent import confluent_unframe
@@ -33,10 +37,6 @@ from seqgate.schemas.wire import (
     SINGLE_OBJECT_MAGIC,
     CodecError,
 )
-from seqgate.streams.runtime.errors import UsageError
-from seqgate.streams.runtime.kafka_settings import KafkaSettings
-from seqgate.streams.runtime.partition_reader import reader_config
-from seqgate.streams.runtime.topics import AUDIT, INPUT, OUTBOX, REJECTED, TopicRole
 from seqgate.streams.tools.inspect import (
     admin_client,
     earliest_offsets,

@@ -18,6 +18,11 @@ from dataclasses import asdict, dataclass, field
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
+from seqgate.runtime.errors import UsageError
+from seqgate.runtime.kafka_clients import client_config
+from seqgate.runtime.kafka_settings import KafkaSettings
+from seqgate.runtime.partition_reader import reader_config
+from seqgate.runtime.progress import Meter, NoMeter
 from seqgate.schemas.codec import OUTBOX_RECORD, REJECTED_RECORD, SEEN_EVENT, WATERMARK
 from seqgate.schemas.framing import SINGLE_OBJECT, Framing
 from seqgate.schemas.reasons import RejectReason
@@ -25,11 +30,6 @@ from seqgate.schemas.reconciled import is_reconciled
 from seqgate.schemas.records import OutboxRecord
 from seqgate.schemas.wire import CodecError
 from seqgate.streams.rules.policy import Policy, Trust, expired
-from seqgate.streams.runtime.errors import UsageError
-from seqgate.streams.runtime.kafka_clients import client_config
-from seqgate.streams.runtime.kafka_settings import KafkaSettings
-from seqgate.streams.runtime.partition_reader import reader_config
-from seqgate.streams.runtime.progress import Meter, NoMeter
 from seqgate.streams.state.keys import (
     LATEST_PREFIX,
     SEEN_PREFIX,

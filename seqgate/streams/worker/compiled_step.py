@@ -22,6 +22,8 @@ from types import ModuleType
 
 from confluent_kafka import Message
 
+from seqgate.runtime.engines import OUTCOMES
+from seqgate.runtime.faults import FaultInjector, FaultPoint
 from seqgate.schemas.codec import (
     DECISION_RECORD,
     OBJECT_EVENT,
@@ -34,8 +36,6 @@ from seqgate.schemas.limits import TEXT_LIMITS
 from seqgate.schemas.reconciled import RECONCILE_ORIGIN_PREFIX
 from seqgate.schemas.sources import KNOWN_SOURCES
 from seqgate.streams.rules.policy import SOURCE_ORDERS
-from seqgate.streams.runtime.engines import OUTCOMES
-from seqgate.streams.runtime.faults import FaultInjector, FaultPoint
 from seqgate.streams.state.keys import LATEST_PREFIX, SEEN_PREFIX, STREAM_TIME_KEY
 from seqgate.streams.worker.audit import Decision
 from seqgate.streams.worker.pending import TransactionParts

@@ -8,11 +8,11 @@ from pathlib import Path
 
 from confluent_kafka import KafkaError
 
+from seqgate.runtime.kafka_clients import client_config, group_consumer_config
+from seqgate.runtime.kafka_settings import KafkaSettings
+from seqgate.runtime.topics import changelog_topic
 from seqgate.schemas.framing import SINGLE_OBJECT, Framing
 from seqgate.streams.rules.policy import Policy
-from seqgate.streams.runtime.kafka_clients import client_config, group_consumer_config
-from seqgate.streams.runtime.kafka_settings import KafkaSettings
-from seqgate.streams.runtime.topics import changelog_topic
 from seqgate.streams.worker.cadence import DEFAULT_COMMIT_EVERY, DEFAULT_COMMIT_INTERVAL_MS
 
 # The input consumer's heartbeat, at most (and at most a third of the session timeout).

@@ -36,10 +36,10 @@ from collections.abc import Iterable
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
+from seqgate.runtime.kafka_clients import close_producer, offsets_consumer
+from seqgate.runtime.renewal import TakenOver
+from seqgate.runtime.topics import fence_stamp, fenced_group, read_fence_stamp
 from seqgate.streams.rules.takeover import previous_owners, taken_over_by
-from seqgate.streams.runtime.kafka_clients import close_producer, offsets_consumer
-from seqgate.streams.runtime.renewal import TakenOver
-from seqgate.streams.runtime.topics import fence_stamp, fenced_group, read_fence_stamp
 from seqgate.streams.worker.config import WorkerConfig, producer_config
 
 log = logging.getLogger(__name__)

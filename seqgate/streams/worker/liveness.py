@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
-from seqgate.streams.runtime.errors import WorkerFatalError
+from seqgate.runtime.errors import WorkerFatalError
 
 __all__ = ["LivenessCheck", "PartitionProgress", "StallWatch", "readable_partitions"]
 

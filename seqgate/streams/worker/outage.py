@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 
 from confluent_kafka import KafkaError
 
-from seqgate.streams.runtime.failure_spell import FailureSpell
-from seqgate.streams.runtime.replication import blocks_writes
+from seqgate.runtime.failure_spell import FailureSpell
+from seqgate.runtime.replication import blocks_writes
 
 __all__ = ["WriteOutage"]
 

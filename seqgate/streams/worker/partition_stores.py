@@ -15,8 +15,8 @@ import time
 
 from confluent_kafka import Consumer
 
-from seqgate.streams.runtime.errors import WorkerFatalError
-from seqgate.streams.runtime.metrics import WorkerMetrics
+from seqgate.runtime.errors import WorkerFatalError
+from seqgate.runtime.metrics import WorkerMetrics
 from seqgate.streams.state.recovery import (
     Rebuild,
     StateRecoveryError,

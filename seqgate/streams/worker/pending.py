@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 
 from confluent_kafka import Message
 
-from seqgate.streams.runtime.metrics import Tally
-from seqgate.streams.runtime.session import TransactionalSession
+from seqgate.runtime.metrics import Tally
+from seqgate.runtime.session import TransactionalSession
 from seqgate.streams.state.store import PartitionStore, TransactionOverlay
 from seqgate.streams.worker.audit import Decision
 from seqgate.streams.worker.config import WorkerConfig

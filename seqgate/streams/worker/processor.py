@@ -11,7 +11,7 @@ instance. Per transaction (docs/design.md §5.2):
 3. send the consumed offsets to the transaction, then commit it;
 4. only then write the overlay to RocksDB with the changelog offset
    (`seqgate.streams.worker.checkpoint`; steps 2 and 3 through
-   `seqgate.streams.runtime.session`).
+   `seqgate.runtime.session`).
 
 Any abortable error aborts the transaction, drops the overlay and rewinds
 the consumer to the committed offsets, so the same input is decided again
@@ -28,15 +28,15 @@ from collections.abc import Callable
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
-from seqgate.streams.runtime.engines import load_core
-from seqgate.streams.runtime.errors import WorkerFatalError as WorkerFatalError  # re-exported
-from seqgate.streams.runtime.faults import FaultInjector
-from seqgate.streams.runtime.kafka_reach import unreachable_brokers
-from seqgate.streams.runtime.metrics import WorkerMetrics
-from seqgate.streams.runtime.renewal import ProducerLost
-from seqgate.streams.runtime.replication import describe_blocked, replica_states
-from seqgate.streams.runtime.session import TransactionalSession
-from seqgate.streams.runtime.transaction_failures import FatalErrorTrap, SessionRole
+from seqgate.runtime.engines import load_core
+from seqgate.runtime.errors import WorkerFatalError as WorkerFatalError  # re-exported
+from seqgate.runtime.faults import FaultInjector
+from seqgate.runtime.kafka_reach import unreachable_brokers
+from seqgate.runtime.metrics import WorkerMetrics
+from seqgate.runtime.renewal import ProducerLost
+from seqgate.runtime.replication import describe_blocked, replica_states
+from seqgate.runtime.session import TransactionalSession
+from seqgate.runtime.transaction_failures import FatalErrorTrap, SessionRole
 from seqgate.streams.state.restore import restore_consumer_config
 from seqgate.streams.state.store import StateDamaged, StateUnavailable
 from seqgate.streams.worker.audit import (

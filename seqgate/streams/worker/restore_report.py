@@ -16,8 +16,8 @@ from collections.abc import Callable
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
-from seqgate.streams.runtime.metrics import WorkerMetrics
-from seqgate.streams.runtime.topics import restore_stamp
+from seqgate.runtime.metrics import WorkerMetrics
+from seqgate.runtime.topics import restore_stamp
 
 log = logging.getLogger(__name__)
 

@@ -36,17 +36,17 @@ from confluent_kafka import (
     TopicPartition,
 )
 
-from seqgate.streams.rules.placement import standbys_of
-from seqgate.streams.runtime.kafka_clients import offsets_consumer
-from seqgate.streams.runtime.metrics import WorkerMetrics
-from seqgate.streams.runtime.partition_reader import reader_config
-from seqgate.streams.runtime.topics import (
+from seqgate.runtime.kafka_clients import offsets_consumer
+from seqgate.runtime.metrics import WorkerMetrics
+from seqgate.runtime.partition_reader import reader_config
+from seqgate.runtime.topics import (
     STANDBY_STAMP,
     owner_stamp,
     owners_group,
     read_owner_stamp,
     standby_group,
 )
+from seqgate.streams.rules.placement import standbys_of
 from seqgate.streams.state.recovery import (
     Rebuild,
     damage_text,

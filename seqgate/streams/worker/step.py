@@ -13,6 +13,9 @@ from collections.abc import Callable
 
 from confluent_kafka import KafkaException, Message
 
+from seqgate.runtime.errors import WorkerFatalError
+from seqgate.runtime.faults import FaultInjector, FaultPoint
+from seqgate.runtime.kafka_clients import consumer_failure, is_fatal
 from seqgate.schemas.codec import DECISION_RECORD, OBJECT_EVENT, REJECTED_RECORD
 from seqgate.schemas.outcomes import Outcome
 from seqgate.schemas.reasons import RejectReason
@@ -20,9 +23,6 @@ from seqgate.schemas.records import ObjectEvent, RejectedRecord
 from seqgate.schemas.wire import CodecError
 from seqgate.streams.rules.decider import InputPosition, decide_record, record_identity
 from seqgate.streams.rules.policy import UndecidableEvent
-from seqgate.streams.runtime.errors import WorkerFatalError
-from seqgate.streams.runtime.faults import FaultInjector, FaultPoint
-from seqgate.streams.runtime.kafka_clients import consumer_failure, is_fatal
 from seqgate.streams.state.store import PartitionStore
 from seqgate.streams.worker.audit import Decision, decision_record, previous_position
 from seqgate.streams.worker.pending import OverlayView, TransactionParts, coordinates

@@ -15,7 +15,7 @@ import time
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
-from seqgate.streams.runtime.metrics import WorkerMetrics
+from seqgate.runtime.metrics import WorkerMetrics
 
 log = logging.getLogger(__name__)
 

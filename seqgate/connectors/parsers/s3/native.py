@@ -128,11 +128,11 @@ from seqgate.connectors.parsers.s3 import minio
 from seqgate.connectors.parsers.s3.event_ids import fallback_event_id, s3_event_id
 from seqgate.connectors.parsers.s3.event_names import S3_EVENT_NAMES, S3EventName, summarize_names
 from seqgate.connectors.parsers.s3.object_keys import object_key
+from seqgate.runtime.engines import ENGINES
 from seqgate.schemas.identity import S3_SCHEME
 from seqgate.schemas.reasons import RecordRejected, RejectReason
 from seqgate.schemas.records import ObjectEvent
 from seqgate.schemas.sources import MINIO_SOURCE, S3_SOURCE
-from seqgate.streams.runtime.engines import ENGINES
 
 __all__ = [
     "DEFAULT_S3_PARSE_OPTIONS",

@@ -1,0 +1,5 @@
+"""`python -m seqgate.cli`: the same as the `seqgate` command."""
+
+from seqgate.cli import main
+
+main()
