@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from seqgate.cli.aliases import renamed
 from seqgate.cli.app import cli
 from seqgate.cli.options import (
     batch_size_option,
@@ -59,11 +60,17 @@ if TYPE_CHECKING:
     help="Consumer group of the dispatchers (offsets committed after the destination confirms).",
 )
 @setting(
-    "--dead-letter-topic",
-    "SEQGATE_DEAD_LETTER_TOPIC",
+    "--destination-rejected-topic",
+    "SEQGATE_DESTINATION_REJECTED_TOPIC",
     default=None,
     help="Where records the destination rejects for good go, with the reason"
     " (default: <outbox-topic>.dlq; created if missing).",
+)
+@renamed(
+    "--dead-letter-topic",
+    "SEQGATE_DEAD_LETTER_TOPIC",
+    "--destination-rejected-topic",
+    "SEQGATE_DESTINATION_REJECTED_TOPIC",
 )
 @ordering_option("How S3 sequencers compare: the workers' setting.")
 @setting(
@@ -105,7 +112,7 @@ def dispatch(
     table: str,
     outbox_topic: str,
     group_id: str,
-    dead_letter_topic: str | None,
+    destination_rejected_topic: str | None,
     ordering: str,
     ordered_sources: str,
     batch_size: int,
@@ -123,9 +130,9 @@ def dispatch(
     dedupe-only sources) is strictly newer, in one atomic statement, so work
     finishing out of order never overwrites a newer result. Offsets are
     committed only after the destination confirmed; transient failures are
-    retried with backoff; permanent rejections are dead-lettered with the
-    reason. SIGTERM or Ctrl-C finishes the batch in hand and exits 0,
-    printing a JSON summary.
+    retried with backoff; records the destination rejects for good go to the
+    destination's rejected topic with the reason. SIGTERM or Ctrl-C finishes the
+    batch in hand and exits 0, printing a JSON summary.
 
     \b
     Example:
@@ -145,7 +152,7 @@ def dispatch(
         kafka=kafka,
         outbox_topic=outbox_topic,
         group_id=group_id,
-        dead_letter_topic=dead_letter_topic or f"{outbox_topic}.dlq",
+        rejected_topic=destination_rejected_topic or f"{outbox_topic}.dlq",
         policy=policy,
         batch_size=batch_size,
         idle_exit_seconds=idle_exit_seconds,
@@ -182,7 +189,7 @@ def run_dispatcher(config: DispatchConfig, target: Destination, fault: FaultHook
     summary = {
         "stopped": True,
         "destination": target.description,
-        "dead_letter_topic": config.dead_letter_topic,
+        "rejected_topic": config.rejected_topic,
         **dispatcher.counters.as_dict(),
     }
     click.echo(json.dumps(summary))

@@ -1,10 +1,16 @@
-"""Settings shared by every Kafka client seqgate creates."""
+"""The configuration of every Kafka client seqgate creates: the settings all share
+(`client_config`), then each kind's own: the transactional producer of the worker,
+`bridge kafka` and `reset` (`transactional_producer_config`), a group member
+(`group_consumer_config`, the worker's `member_consumer_config`), and a consumer of a
+group it never joins (`offsets_consumer_config`). Commands pass their settings here
+rather than writing librdkafka properties themselves."""
 
 from __future__ import annotations
 
 import logging
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
@@ -24,6 +30,19 @@ log = logging.getLogger(__name__)
 # dead coordinator connection (confluentinc/librdkafka#5456): a worker hung
 # after a broker bounce. With "none" a client reconnects to the brokers it knows.
 METADATA_RECOVERY = "none"
+# The Java client's partitioner: every producer of a keyed topic, Java or Python, maps a
+# key to the same partition.
+MURMUR2_RANDOM = "murmur2_random"
+# How long a transactional producer waits to fill a batch, unless the caller or the user
+# says otherwise.
+LINGER_MS = 5
+# The worker's input consumer heartbeats at most this often (and at most three times per
+# session timeout): a rebalance reaches a member with its next heartbeat's answer, and
+# librdkafka's 3 s default made a handover wait 0-3 s for the survivor to hear of it
+# (docs/benchmark.md, "Failover with standby replicas").
+HEARTBEAT_MS = 500
+# The worker's --rebalance: the assignor of each rebalance protocol.
+ASSIGNORS = {"cooperative": "cooperative-sticky", "eager": "range"}
 
 
 def client_config(kafka: KafkaSettings | str, **settings: Any) -> dict[str, Any]:
@@ -64,6 +83,108 @@ def group_consumer_config(
             **settings,
         },
     )
+
+
+def member_consumer_config(
+    kafka: KafkaSettings | str,
+    group_id: str,
+    *,
+    instance_id: str | None,
+    session_timeout_ms: int,
+    rebalance: str = "cooperative",
+    overrides: Mapping[str, object] | None = None,
+) -> dict[str, Any]:
+    """The worker's input consumer: a group member (`group_consumer_config`) that is static
+    under `instance_id` (None: dynamic), heartbeats often, reports no partition ends, and
+    rebalances by `rebalance` (a key of ASSIGNORS); `overrides` last (the worker's extra
+    consumer properties)."""
+    # Static membership: a restarted instance takes its partitions back at once instead of
+    # waiting for the session timeout. But librdkafka never sends a static member's
+    # LeaveGroup, so a worker stopped for good keeps its partitions idle for that timeout:
+    # dynamic membership hands them over at the stop (docs/processor.md, "Membership").
+    static = {} if instance_id is None else {"group.instance.id": instance_id}
+    return group_consumer_config(
+        kafka,
+        group_id,
+        **{
+            **static,
+            "session.timeout.ms": session_timeout_ms,
+            "heartbeat.interval.ms": min(HEARTBEAT_MS, session_timeout_ms // 3),
+            "enable.partition.eof": False,
+            "partition.assignment.strategy": ASSIGNORS[rebalance],
+            **(overrides or {}),
+        },
+    )
+
+
+def offsets_consumer_config(
+    kafka: KafkaSettings | str, group: str, *, isolation: str | None = None
+) -> dict[str, Any]:
+    """A consumer of `group` that never joins it: it only reads and commits offsets (with
+    their metadata); `isolation` None keeps librdkafka's read_committed, which waits for
+    pending offsets (read_uncommitted does not)."""
+    chosen = {} if isolation is None else {"isolation.level": isolation}
+    return client_config(kafka, **{"group.id": group, "enable.auto.commit": False, **chosen})
+
+
+def transactional_producer_config(
+    kafka: KafkaSettings | str,
+    transactional_id: str,
+    transaction_timeout_ms: int,
+    *,
+    linger_ms: int = LINGER_MS,
+    partitioner: str | None = MURMUR2_RANDOM,
+    error_cb: Callable[[KafkaError], None] | None = None,
+    overrides: Mapping[str, object] | None = None,
+) -> dict[str, Any]:
+    """The transactional producer, the one configuration of the worker's, `bridge kafka`'s
+    and `reset`'s (and of the worker's takeover fencer): idempotent, every replica
+    acknowledging, `transactional.id` fencing an earlier incarnation. `partitioner` None
+    leaves librdkafka's (reset names every record's partition); `error_cb` receives the
+    client's errors; `overrides` last (the worker's extra producer properties)."""
+    own: dict[str, object] = {
+        "transactional.id": transactional_id,
+        # How long a dead producer's open transaction can hold back read_committed
+        # readers before the broker aborts it.
+        "transaction.timeout.ms": transaction_timeout_ms,
+        "enable.idempotence": True,
+        "acks": "all",
+        "linger.ms": linger_ms,
+    }
+    if partitioner is not None:
+        own["partitioner"] = partitioner
+    if error_cb is not None:
+        own["error_cb"] = error_cb
+    return client_config(kafka, **{**own, **(overrides or {})})
+
+
+@dataclass(frozen=True, slots=True)
+class ProducerSettings:
+    """A command's part of its transactional producer's configuration: what
+    `transactional_producer_config` takes besides the transactional id, the transaction
+    timeout and the error callback, which the `TransactionalSession` that makes the
+    producer (runtime/session.py) has from its role."""
+
+    kafka: KafkaSettings | str
+    linger_ms: int = LINGER_MS
+    partitioner: str | None = MURMUR2_RANDOM
+    overrides: Mapping[str, object] = field(default_factory=dict)
+
+    def config(
+        self,
+        transactional_id: str,
+        transaction_timeout_ms: int,
+        error_cb: Callable[[KafkaError], None] | None = None,
+    ) -> dict[str, Any]:
+        return transactional_producer_config(
+            self.kafka,
+            transactional_id,
+            transaction_timeout_ms,
+            linger_ms=self.linger_ms,
+            partitioner=self.partitioner,
+            error_cb=error_cb,
+            overrides=self.overrides,
+        )
 
 
 def is_fatal(error: KafkaError) -> bool:
@@ -147,9 +268,7 @@ def close_producer(producer: Producer) -> None:
         log.info("producer close", extra={"warning": str(warning.message)})
 
 
-def offsets_consumer(kafka: KafkaSettings, group: str, **settings: Any) -> Consumer:
-    """A consumer of `group` that never joins it: it only reads and commits offsets (with
-    their metadata), through consumer requests rather than admin ones."""
-    return Consumer(
-        client_config(kafka, **{"group.id": group, "enable.auto.commit": False, **settings})
-    )
+def offsets_consumer(kafka: KafkaSettings, group: str, *, isolation: str | None = None) -> Consumer:
+    """A consumer of `group` that never joins it (`offsets_consumer_config`): offsets are
+    read and committed through consumer requests rather than admin ones."""
+    return Consumer(offsets_consumer_config(kafka, group, isolation=isolation))

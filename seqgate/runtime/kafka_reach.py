@@ -42,10 +42,6 @@ _FIRST_METADATA_WAIT_S = 0.5
 _LONGEST_METADATA_WAIT_S = 4.0
 
 
-class KafkaUnreachableError(KafkaUnreachable):
-    """No broker answered within the timeout, or the brokers refused the connection."""
-
-
 @dataclass(frozen=True, slots=True)
 class Cause:
     """What went wrong, in the words an operator acts on, and how definitive it is."""
@@ -163,7 +159,7 @@ class _Errors:
 
 
 def ensure_reachable(kafka: KafkaSettings) -> None:
-    """Return once a broker returns metadata; raise `KafkaUnreachableError` with one line
+    """Return once a broker returns metadata; raise `KafkaUnreachable` with one line
     as soon as the cause is definitive (authentication, TLS), or at `kafka.timeout_s`."""
     errors = _Errors()
     timeout_ms = max(1000, int(kafka.timeout_s * 1000))
@@ -196,18 +192,18 @@ def ensure_reachable(kafka: KafkaSettings) -> None:
         admin.poll(0)  # deliver pending error callbacks
         worst = errors.worst()
         if worst is not None and worst[1].definitive:
-            raise KafkaUnreachableError(unreachable_line(kafka, *worst))
+            raise KafkaUnreachable(unreachable_line(kafka, *worst))
         if worst is None and not tls_asked and time.monotonic() - started >= _TLS_QUESTION_AFTER_S:
             # A TLS listener reached in plaintext never answers (the broker waits for a
             # ClientHello) and librdkafka reports nothing: ask the port itself.
             tls_asked = True
             address = _tls_listener(kafka, min(2.0, max(0.1, deadline - time.monotonic())))
             if address is not None:
-                raise KafkaUnreachableError(unreachable_line(kafka, *_plaintext_on_tls(address)))
+                raise KafkaUnreachable(unreachable_line(kafka, *_plaintext_on_tls(address)))
         if remaining <= 0:
             if worst is None:
-                raise KafkaUnreachableError(unreachable_line(kafka, "", None))
-            raise KafkaUnreachableError(unreachable_line(kafka, *worst))
+                raise KafkaUnreachable(unreachable_line(kafka, "", None))
+            raise KafkaUnreachable(unreachable_line(kafka, *worst))
 
 
 def _plaintext_on_tls(address: str) -> tuple[str, Cause]:

@@ -1,7 +1,7 @@
 """One owner of a Kafka transaction: the worker, `bridge kafka` and `reset` all run theirs here.
 
-A `TransactionalSession` wraps a transactional producer and, where the transaction
-carries input offsets, the consumer they belong to. It holds the steps every
+A `TransactionalSession` makes its transactional producer from the caller's settings and
+holds, where the transaction carries input offsets, their consumer. It holds the steps every
 caller must take the same way (docs/design.md §5.2, §5.3): `init` (fencing),
 `begin`, `produce` with back-pressure, `commit` (the commit protocol, the only copy
 of it), `abort_and_rewind`, `renew` (a new producer for a lost one, runtime/renewal.py),
@@ -16,7 +16,6 @@ import functools
 import logging
 import time
 from collections.abc import Callable, Sequence
-from typing import Protocol
 
 from confluent_kafka import (
     OFFSET_BEGINNING,
@@ -31,7 +30,8 @@ from confluent_kafka import (
 
 from seqgate.runtime.bounded_call import CallHung, call_within
 from seqgate.runtime.faults import FaultInjector, FaultPoint
-from seqgate.runtime.kafka_clients import close_producer, is_fatal
+from seqgate.runtime.kafka_clients import ProducerSettings, close_producer, is_fatal
+from seqgate.runtime.outage_wait import OutageWait
 from seqgate.runtime.renewal import (
     ProducerLost,
     RenewalBudget,
@@ -47,15 +47,6 @@ log = logging.getLogger(__name__)
 DeliveryCallback = Callable[[KafkaError | None, Message], None]
 Failure = Callable[[str], Exception]
 ProducerFactory = Callable[[FatalErrorTrap], Producer]
-
-
-class OutageWait(Protocol):
-    """Whether a transactional call that overran its bound is explained by the cluster
-    (worker/outage.py): True while the metadata shows it cannot take writes."""
-
-    def waiting(self) -> bool: ...
-
-    def stopping(self) -> bool: ...
 
 
 # How long `close` gives an open transaction's abort (a failed one is aborted by the broker).
@@ -74,27 +65,33 @@ class TransactionalSession:
 
     def __init__(
         self,
-        producer: Producer,
+        producer: ProducerSettings | Producer,
         role: SessionRole,
         *,
         timeout_s: float,
         failed: Failure,
         consumer: Consumer | None = None,
-        trap: FatalErrorTrap | None = None,
         abort_retry_s: float = 0.0,
         faults: FaultInjector | None = None,
         hung_grace_s: float = _HUNG_GRACE_S,
         outage: OutageWait | None = None,
+        renew: bool = False,
         renew_with: ProducerFactory | None = None,
         taken_over: TakenOver | None = None,
     ) -> None:
-        self.producer = producer
         self.role = role
+        self._trap: FatalErrorTrap | None = None
+        if isinstance(producer, ProducerSettings):
+            # Made here (kafka_clients.transactional_producer_config), and, with `renew`, again
+            # for a lost one; a renewable producer's errors go to a trap, as a new one's do.
+            self._trap = FatalErrorTrap() if renew else None
+            renew_with = functools.partial(self._new_producer, producer) if renew else renew_with
+            producer = self._new_producer(producer, self._trap)
+        self.producer = producer
         self.delivery_errors: list[KafkaError] = []
         self._timeout_s = timeout_s
         self._failed = failed  # the caller's exception for what a restart must cure
         self._consumer = consumer
-        self._trap = trap
         self._abort_retry_s = abort_retry_s
         self._faults = faults or FaultInjector()
         self._in_transaction = False
@@ -110,6 +107,11 @@ class TransactionalSession:
         self._renewals = RenewalBudget()
         self._hung_producers: list[Producer] = []
         self._begun_at: float | None = None  # when the open transaction began
+
+    def _new_producer(self, settings: ProducerSettings, trap: FatalErrorTrap | None) -> Producer:
+        """A producer of the role's transactional.id and timeout, its errors to `trap`."""
+        role = self.role
+        return Producer(settings.config(role.transactional_id, role.transaction_timeout_ms, trap))
 
     @property
     def in_transaction(self) -> bool:

@@ -12,9 +12,9 @@ Two orders exist for hexadecimal sequencers:
   compared case-insensitively. Trailing zeros are therefore insignificant
   (``f`` equals ``F0``) while leading zeros are significant (``000F`` sorts
   before ``f``), and ``f`` sorts after ``10``.
-* ``numeric`` (seed-compatible): the numeric value of the hex string, as in
-  the guide in ``seeds/000``. Leading zeros are insignificant (``000F`` equals
-  ``f``) and ``10`` sorts after ``f``.
+* ``numeric`` (the original brief's rule, docs/design.md §3 and §9): the
+  numeric value of the hex string. Leading zeros are insignificant (``000F``
+  equals ``f``) and ``10`` sorts after ``f``.
 
 Both work on strings of any length without padding or big-integer arithmetic:
 each position is reduced once to a canonical string and canonical strings are

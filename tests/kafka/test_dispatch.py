@@ -106,7 +106,7 @@ def test_worker_outbox_into_sqlite_with_a_crash_before_commit(
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout.strip().splitlines()[-1])
     assert summary["duplicate"] >= 1  # the redelivered batch found its results in place
-    assert summary["dead_lettered"] == 0
+    assert summary["rejected"] == 0
     assert summary["consumed"] == summary["applied"] + summary["superseded"] + summary["duplicate"]
     assert summary["consumed"] < len(outbox)  # the committed batch was not read again
     # Each object holds its highest position: 5.
@@ -229,7 +229,7 @@ def test_dispatch_to_http_retries_dead_letters_and_commits(
             kafka=KafkaSettings(kafka_bootstrap),
             outbox_topic=outbox_topic,
             group_id=f"{unique_name}-dispatch",
-            dead_letter_topic=dlq,
+            rejected_topic=dlq,
             policy=NUMERIC,
             idle_exit_seconds=1.0,
             retry_initial_s=0.01,
@@ -239,8 +239,8 @@ def test_dispatch_to_http_retries_dead_letters_and_commits(
     counters = dispatcher.counters.as_dict()
     assert counters["applied"] == 2  # ok, flaky (after two 5xx)
     assert counters["superseded"] == 1  # 409
-    assert counters["dead_lettered"] == 2
-    assert counters["dead_letter_reasons"] == {"destination_rejected": 1, "undecodable_record": 1}
+    assert counters["rejected"] == 2
+    assert counters["rejected_reasons"] == {"destination_rejected": 1, "undecodable_record": 1}
     assert counters["retries"] == 2
     keys = [headers["Idempotency-Key"] for headers, _ in server.requests]
     assert keys == ["ok", "flaky", "flaky", "flaky", "bad", "newer"]

@@ -24,7 +24,6 @@ from seqgate.runtime.errors import (
     UsageError,
     WorkerFatalError,
 )
-from seqgate.runtime.kafka_reach import KafkaUnreachableError
 from seqgate.runtime.kafka_settings import KafkaSettingsError
 from seqgate.runtime.topic_check import TopicCheckError
 from seqgate.runtime.topics import TopicConfigError, TopicCreateError
@@ -64,7 +63,6 @@ MEMBERS: dict[str, type[Exception]] = {
         InspectError,
         TailError,
         BrokerError,
-        KafkaUnreachableError,
     )
 }
 
@@ -114,7 +112,7 @@ def probe(error: SeqgateError) -> SeqgateGroup:
     [
         (WorkerFatalError("fenced: another worker took over"), 1),
         (PolicyError("admitted_kinds", "unknown kind 'x'"), 2),
-        (KafkaUnreachableError("Kafka at b:1: no broker answered"), 3),
+        (KafkaUnreachable("Kafka at b:1: no broker answered"), 3),
     ],
 )
 def test_a_command_ends_with_one_line_and_the_family_code(error: SeqgateError, code: int) -> None:

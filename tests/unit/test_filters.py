@@ -68,7 +68,8 @@ def test_include_prefixes_select_keys_by_literal_start() -> None:
 
 
 def test_exclude_prefixes_win_over_include_prefixes() -> None:
-    # Seed 000: generated output under the trigger prefix must not trigger again.
+    # Generated output under the trigger prefix must not trigger again
+    # (docs/aws-setup.md, "The recursion loop").
     selector = EventFilter.build(
         include_prefixes=["incoming/"], exclude_prefixes=["incoming/generated/"]
     )

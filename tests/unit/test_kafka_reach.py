@@ -14,7 +14,8 @@ from collections.abc import Callable, Iterator
 import pytest
 from confluent_kafka import KafkaError
 
-from seqgate.runtime.kafka_reach import KafkaUnreachableError, classify, ensure_reachable
+from seqgate.runtime.errors import KafkaUnreachable
+from seqgate.runtime.kafka_reach import classify, ensure_reachable
 from seqgate.runtime.kafka_settings import KafkaSettings
 from tests.support.kafka_helpers import closed_port
 
@@ -67,7 +68,7 @@ def silent_port() -> Iterator[int]:
 
 def unreachable(bootstrap: str, timeout_s: float) -> tuple[str, float]:
     started = time.monotonic()
-    with pytest.raises(KafkaUnreachableError) as caught:
+    with pytest.raises(KafkaUnreachable) as caught:
         ensure_reachable(KafkaSettings(bootstrap, timeout_s=timeout_s))
     return str(caught.value), time.monotonic() - started
 

@@ -1,4 +1,4 @@
-"""The guide's reference policy (seeds/000) on SQLite, written from its rules.
+"""The reference policy on SQLite (docs/benchmark.md, "The stages"), from its rules.
 
 One SQLite file with two tables: `watermark` (the greatest accepted sequencer
 per bucket and key, stored as text) and `outbox` (the accepted events' JSON

@@ -3,8 +3,11 @@
 A provider's check (an HMAC signature, a shared secret, an OIDC token) raises
 :class:`WebhookAuthError` with the HTTP status to answer - 401 when the credential
 is missing, 403 when it is present but wrong, forged or outside its time window -
-and a message naming what failed. The HTTP bridge counts and logs the failure and
-never writes the request to Kafka.
+and a message naming what failed. It is the one error family of webhook authentication
+(SNS's :class:`~seqgate.connectors.auth.sns_signature.SnsVerificationError` is one, always
+403). The HTTP bridge counts and logs the failure, answers it through its one status
+mapping (``seqgate.connectors.sources.route_table.refusal``) and never writes the request
+to Kafka.
 
 A credential whose bytes are not UTF-8 text (aiohttp hands such header bytes over
 as lone surrogates) is present but cannot be right: :func:`readable_credentials`
@@ -38,6 +41,8 @@ class WebhookAuthError(Exception):
     """A request failed authentication: answer ``status`` (401 or 403)."""
 
     def __init__(self, status: int, message: str) -> None:
+        if status not in (MISSING, WRONG):  # the bridge maps exactly these two
+            raise ValueError(f"an authentication failure is {MISSING} or {WRONG}, not {status}")
         super().__init__(message)
         self.status = status
         self.message = message

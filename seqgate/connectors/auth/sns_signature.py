@@ -21,13 +21,15 @@ Certificates are fetched through an injectable callable (URL -> PEM bytes), so
 tests can serve a certificate they generated; :class:`CertificateCache` is the
 production fetcher (``urllib`` with a timeout, cached by URL). Everything else
 here is pure. A failed check raises :class:`SnsVerificationError` with a
-one-line reason.
+one-line reason: a :class:`~seqgate.connectors.auth.shared.WebhookAuthError` whose
+status is always 403 (an SNS message carries its credential, so none is "missing").
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
 import threading
 import time
@@ -43,6 +45,9 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
+from seqgate.connectors.auth.shared import WRONG, WebhookAuthError
+from seqgate.connectors.parsers.json_fields import nesting_exceeds
+
 __all__ = [
     "DEFAULT_HOST_PATTERN",
     "DEFAULT_MAX_AGE_SECONDS",
@@ -50,6 +55,7 @@ __all__ = [
     "SnsVerificationError",
     "SnsVerifier",
     "check_sns_url",
+    "decode_sns_message",
     "string_to_sign",
     "verify_signature",
 ]
@@ -80,8 +86,25 @@ _HASHES: Final[Mapping[str, Callable[[], hashes.HashAlgorithm]]] = {
 _MAX_CERTIFICATE_BYTES: Final = 64 * 1024
 
 
-class SnsVerificationError(Exception):
-    """The message is not an authentic, current SNS message for a configured topic."""
+class SnsVerificationError(WebhookAuthError):
+    """The message is not an authentic, current SNS message for a configured topic (403)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(WRONG, message)
+
+
+def decode_sns_message(raw: bytes) -> dict[str, object]:
+    """The JSON object of a request body, before its signature is checked; a body that
+    is not one is refused (403) like a forged message."""
+    if nesting_exceeds(raw):  # bounded before it is decoded, as every JSON text is
+        raise SnsVerificationError("the body is not an SNS message (nested too deeply)")
+    try:
+        document = json.loads(raw)
+    except ValueError:
+        raise SnsVerificationError("the body is not an SNS message (not JSON)") from None
+    if not isinstance(document, dict):
+        raise SnsVerificationError("the body is not an SNS message (not an object)")
+    return document
 
 
 def _text(message: Mapping[str, object], name: str) -> str:

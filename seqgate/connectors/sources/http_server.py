@@ -1,39 +1,16 @@
 """The webhook server (``seqgate bridge http``): answer 2xx only after Kafka has it.
 
-Routes (origin of what they publish: ``http:<route>``):
-
-=================  ======================================  ==================================
-route              sender                                  authentication
-=================  ======================================  ==================================
-``POST /s3``       anything the normalizer knows           ``Authorization: Bearer`` the
-                                                           ``s3_token``, if one is configured
-``POST /sns``      SNS HTTP(S) subscriptions               the SNS message signature
-                                                           (:mod:`seqgate.connectors.auth.sns_signature`),
-                                                           topic pinned, timestamp window
-``POST /eventbridge``  EventBridge API destinations        the configured header's value
-``POST /minio``    MinIO's webhook target                  ``Authorization: Bearer`` the token
-``POST /gcs``      GCS notifications by Pub/Sub push       OIDC token (``Authorization:
-                                                           Bearer``) from ``--gcs-jwks-file``
-                                                           keys, ``--gcs-audience``
-``POST /azure``    Azure Event Grid (both schemas; and     ``--azure-secret`` in query
-``OPTIONS /azure`` the two validation handshakes)          ``code`` or ``X-Seqgate-Secret``
-``POST /supabase`` Supabase database webhook               ``X-Seqgate-Secret`` header
-``POST /b2``       Backblaze B2 event notifications        HMAC-SHA256 of the body
-``POST /box``      Box webhooks V2                         HMAC-SHA256 (primary or secondary
-                                                           key), 10 min timestamp window
-``POST /cloudinary``  Cloudinary notifications             SHA-1/SHA-256 signature, 2 h
-                                                           timestamp window
-``POST /appwrite`` Appwrite storage webhooks               HMAC-SHA1 of the configured URL
-                                                           and the body
-=================  ======================================  ==================================
-
-``/sns`` lives in :mod:`seqgate.connectors.sources.sns_route`; the provider routes
-(``/gcs`` ... ``/appwrite``) in :mod:`seqgate.connectors.sources.webhook_routes`, which
-details their headers, options and handshakes; each decodes strictly and runs its own
-provider's parser (:func:`seqgate.connectors.parsers.normalize.normalize_with`). A route
-whose secret (or, for ``/sns``, topic list) is not configured is not served at all (404).
-Every check lives in :mod:`seqgate.connectors.auth`; secrets are compared in constant
-time (:func:`seqgate.connectors.auth.shared.same_secret`).
+Routes (origin of what they publish: ``http:<route>``): ``/s3`` (anything the
+normalizer knows), ``/sns`` (SNS HTTP(S) subscriptions), ``/eventbridge`` (EventBridge
+API destinations), ``/minio`` (MinIO's webhook target) and the provider routes ``/gcs``,
+``/azure``, ``/supabase``, ``/b2``, ``/box``, ``/cloudinary``, ``/appwrite``
+(:mod:`seqgate.connectors.sources.webhook_routes`). Each one's path, parser and
+authentication are its entry in
+:data:`seqgate.connectors.sources.route_table.ROUTE_TABLE`: look there for how a route
+is authenticated. A route whose secret (or, for ``/sns``, topic list) is not configured
+is not served at all (404). Every check lives in :mod:`seqgate.connectors.auth`;
+secrets are compared in constant time
+(:func:`seqgate.connectors.auth.shared.same_secret`).
 
 Exposure: ``/s3`` without ``s3_token`` is the one route served without any
 authentication (:meth:`HttpSettings.unauthenticated_routes`). ``seqgate bridge
@@ -95,8 +72,6 @@ from aiohttp import web
 from aiohttp.typedefs import Middleware
 from prometheus_client import Counter as PromCounter
 
-from seqgate.connectors.auth.bearer_token import verify_bearer_token
-from seqgate.connectors.auth.eventbridge import verify_header_secret
 from seqgate.connectors.auth.shared import WebhookAuthError
 from seqgate.connectors.parsers.normalize import normalize
 from seqgate.connectors.parsers.results import ParseResult
@@ -106,8 +81,8 @@ from seqgate.connectors.publish.publisher import EventPublisher, PublishError
 from seqgate.connectors.sources.group_publisher import GroupPublisher
 from seqgate.connectors.sources.http_connections import ConnectionGuard
 from seqgate.connectors.sources.http_settings import HttpSettings
-from seqgate.connectors.sources.sns_route import SnsRoute, confirm_by_get
-from seqgate.connectors.sources.webhook_routes import WebhookRoutes, route_origin
+from seqgate.connectors.sources.route_table import ROUTE_TABLE, RouteContext, refusal, register
+from seqgate.connectors.sources.webhook_routes import route_origin
 from seqgate.runtime.failure_spell import FailureSpell
 from seqgate.runtime.metrics import BridgeMetrics
 
@@ -137,9 +112,9 @@ class HttpStats:
 
 
 class HttpBridge:
-    """The routes' handlers and their counters (the
-    :class:`~seqgate.connectors.sources.webhook_routes.Gate`
-    of the provider routes)."""
+    """The routes of :data:`~seqgate.connectors.sources.route_table.ROUTE_TABLE` on one
+    application, and their counters (their
+    :class:`~seqgate.connectors.sources.webhook_routes.Gate`)."""
 
     def __init__(
         self,
@@ -177,14 +152,10 @@ class HttpBridge:
         app = web.Application(
             client_max_size=self.settings.max_body_bytes, middlewares=list(middlewares)
         )
-        handlers = {"s3": self._s3, "eventbridge": self._eventbridge, "minio": self._minio}
-        if self.settings.sns is not None:
-            confirm = self.settings.confirm_subscription or confirm_by_get
-            handlers["sns"] = SnsRoute(self.settings.sns, confirm, self, self._s3_options).handle
-        for route in self.settings.enabled_routes():
-            if route in handlers:
-                app.router.add_post(f"/{route}", handlers[route])
-        WebhookRoutes(self.settings.webhooks, self, self.settings.clock).register(app)
+        context = RouteContext(self.settings, self._normalize_s3)
+        table = {route.name: route for route in ROUTE_TABLE}
+        for name in self.settings.enabled_routes():
+            register(app, table[name], context, self)
         app.router.add_get("/metrics", self._metrics)
         app.router.add_get("/healthz", self._healthz)
         app.router.add_get("/readyz", self._readyz)
@@ -211,41 +182,11 @@ class HttpBridge:
             ready, why = (True, "ready") if reachable else (False, "Kafka does not answer")
         return web.Response(status=200 if ready else 503, text=why + "\n")
 
-    # ---- handlers
-
-    async def _s3(self, request: web.Request) -> web.StreamResponse:
-        token = self.settings.s3_token
-        if token is not None and (
-            refused := self._authenticate("s3", lambda: verify_bearer_token(request.headers, token))
-        ):
-            return refused
-        return await self._forward(request, "s3")
-
-    async def _minio(self, request: web.Request) -> web.StreamResponse:
-        token = self.settings.minio_token
-        assert token is not None
-        if refused := self._authenticate(
-            "minio", lambda: verify_bearer_token(request.headers, token)
-        ):
-            return refused
-        return await self._forward(request, "minio")
-
-    async def _eventbridge(self, request: web.Request) -> web.StreamResponse:
-        assert self.settings.eventbridge_header is not None
-        name, expected = self.settings.eventbridge_header
-        if refused := self._authenticate(
-            "eventbridge", lambda: verify_header_secret(request.headers, name, expected)
-        ):
-            return refused
-        return await self._forward(request, "eventbridge")
-
     # ---- steps
 
-    async def _forward(self, request: web.Request, route: str) -> web.StreamResponse:
-        raw = await self.read_body(request)
-        if isinstance(raw, web.Response):
-            return raw
-        return await self.deliver(raw, route, normalize(raw, route_origin(route), self._s3_options))
+    def _normalize_s3(self, raw: bytes, origin: str) -> ParseResult:
+        """The shape-recognizing normalizer (/s3, /sns, /eventbridge, /minio)."""
+        return normalize(raw, origin, self._s3_options)
 
     async def read_body(self, request: web.Request) -> bytes | web.Response:
         """The body of a request (counted), or the 413 answer above ``max_body_bytes``."""
@@ -299,26 +240,17 @@ class HttpBridge:
             },
         )
 
-    def _authenticate(self, route: str, check: Callable[[], None]) -> web.Response | None:
-        """The 401/403 answer when ``check`` refuses the request's credential, else None."""
-        try:
-            check()
-        except WebhookAuthError as error:
-            return self.refuse(route, error.status, error.message)
-        return None
-
-    def refuse(self, route: str, status: int, reason: str) -> web.Response:
-        """Count and log an authentication failure; answer 401 (missing) or 403 (wrong)."""
+    def refuse(self, route: str, error: WebhookAuthError) -> web.Response:
+        """Count and log an authentication failure; answer it (:func:`refusal`: 401 when
+        the credential is missing, 403 when it is wrong)."""
         self.stats.counts["auth_failures"] += 1
         self.auth_failures[route] += 1
         self.metrics.auth_failures.labels(route).inc()
         log.warning(
             "refused an unauthenticated request: nothing written to Kafka",
-            extra={"route": route, "status": status, "reason": reason},
+            extra={"route": route, "status": error.status, "reason": error.message},
         )
-        headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-        body = {"error": "unauthorized" if status == 401 else "forbidden"}
-        return web.json_response(body, status=status, headers=headers)
+        return refusal(error)
 
     def count(self, name: str) -> None:
         self.stats.counts[name] += 1

@@ -27,7 +27,7 @@ import logging
 import threading
 from dataclasses import dataclass, field
 
-from confluent_kafka import Consumer, KafkaException, Message, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, Message, TopicPartition
 
 from seqgate.connectors.parsers.compiled import compiled_event_writer
 from seqgate.connectors.parsers.normalize import normalize
@@ -37,7 +37,7 @@ from seqgate.connectors.publish.filters import BridgeTally, EventFilter
 from seqgate.connectors.publish.publisher import Topics
 from seqgate.runtime.errors import CommandFailed
 from seqgate.runtime.faults import FaultInjector, FaultPoint
-from seqgate.runtime.kafka_clients import PartitionEnds, client_config
+from seqgate.runtime.kafka_clients import PartitionEnds, ProducerSettings, client_config
 from seqgate.runtime.kafka_settings import KafkaSettings
 from seqgate.runtime.record_batches import RecordBatches
 from seqgate.runtime.session import TransactionalSession
@@ -91,23 +91,6 @@ def _consumer(config: KafkaSourceConfig) -> Consumer:
     )
 
 
-# Idempotent, every replica, murmur2 like every other producer of `object-events`.
-_PRODUCER_SETTINGS = {
-    "enable.idempotence": True,
-    "acks": "all",
-    "linger.ms": 5,
-    "partitioner": "murmur2_random",
-}
-
-
-def _producer(config: KafkaSourceConfig) -> Producer:
-    transactional = {
-        "transactional.id": config.transactional_id,
-        "transaction.timeout.ms": config.transaction_timeout_ms,
-    }
-    return Producer(client_config(config.kafka, **transactional, **_PRODUCER_SETTINGS))
-
-
 class KafkaSource:
     """Consume raw notifications, publish what they become, transactionally: a transform
     on the same `TransactionalSession` as the worker."""
@@ -139,7 +122,9 @@ class KafkaSource:
         )
         self._consumer = _consumer(config)
         self._session = TransactionalSession(
-            _producer(config),
+            # The session makes the producer: idempotent, every replica, murmur2 like every
+            # other producer of `object-events` (kafka_clients.transactional_producer_config).
+            ProducerSettings(config.kafka),
             SessionRole(
                 "bridge",
                 config.transactional_id,

@@ -101,7 +101,7 @@ class DispatchConfig:
     kafka: KafkaSettings
     outbox_topic: str
     group_id: str
-    dead_letter_topic: str
+    rejected_topic: str
     policy: Policy
     batch_size: int = 200
     idle_exit_seconds: float | None = None
@@ -110,7 +110,7 @@ class DispatchConfig:
     session_timeout_ms: int = 45_000
     poll_timeout_s: float = 0.5
     kafka_timeout_s: float = 30.0
-    framing: Framing = SINGLE_OBJECT  # reads both encodings; writes the dead letters
+    framing: Framing = SINGLE_OBJECT  # reads both encodings; writes the rejected records
 
 
 @dataclass
@@ -119,8 +119,8 @@ class DispatchCounters:
     applied: int = 0
     superseded: int = 0
     duplicate: int = 0
-    dead_lettered: int = 0
-    dead_letter_reasons: dict[str, int] = field(default_factory=dict)
+    rejected: int = 0
+    rejected_reasons: dict[str, int] = field(default_factory=dict)
     retries: int = 0
     commits: int = 0
     commit_failures: int = 0
@@ -133,14 +133,12 @@ class DispatchCounters:
         elif result.outcome is Outcome.DUPLICATE:
             self.duplicate += 1
         else:
-            self.dead_lettered += 1
-            self.dead_letter_reasons[result.reason] = (
-                self.dead_letter_reasons.get(result.reason, 0) + 1
-            )
+            self.rejected += 1
+            self.rejected_reasons[result.reason] = self.rejected_reasons.get(result.reason, 0) + 1
 
     def as_dict(self) -> dict[str, Any]:
         fields = asdict(self)
-        fields["dead_letter_reasons"] = dict(sorted(self.dead_letter_reasons.items()))
+        fields["rejected_reasons"] = dict(sorted(self.rejected_reasons.items()))
         return fields
 
 
@@ -166,7 +164,7 @@ class Dispatcher:
         self.destination = destination
         self.counters = DispatchCounters()
         self._decode_outbox = functools.partial(config.framing.decode, OUTBOX_RECORD)
-        self._encode_letter = config.framing.writer(REJECTED_RECORD, config.dead_letter_topic)
+        self._encode_rejected = config.framing.writer(REJECTED_RECORD, config.rejected_topic)
         self._fault = fault or (lambda point: None)
         self._on_batch = on_batch
         self._ends = PartitionEnds(
@@ -193,10 +191,10 @@ class Dispatcher:
                 f"outbox topic {config.outbox_topic} does not exist"
                 " (create it with `seqgate topics create`)"
             )
-        if config.dead_letter_topic not in topics:
-            spec = TopicSpec(config.dead_letter_topic, len(outbox.partitions))
+        if config.rejected_topic not in topics:
+            spec = TopicSpec(config.rejected_topic, len(outbox.partitions))
             create_topics(admin, [spec], replication_factor=-1, timeout=config.kafka_timeout_s)
-            log.info("created the dead-letter topic", extra={"topic": config.dead_letter_topic})
+            log.info("created the rejected topic", extra={"topic": config.rejected_topic})
 
     def _clients(self) -> tuple[Consumer, Producer]:
         config = self.config
@@ -263,7 +261,8 @@ class Dispatcher:
     # ---- one batch -------------------------------------------------------------------------
 
     def _dispatch(self, messages: list[Message], stop: threading.Event) -> bool:
-        """Apply and dead-letter one batch; False when `stop` came before confirmation."""
+        """Apply one batch and send what the destination rejected to the rejected topic;
+        False when `stop` came before confirmation."""
         entries = [self._prepare(message) for message in messages]
         pending = [entry for entry in entries if entry.result is None]
         attempt = 0
@@ -285,10 +284,10 @@ class Dispatcher:
             entry for entry in entries if entry.result and entry.result.outcome is Outcome.REJECTED
         ]
         attempt = 0
-        while rejected and not self._dead_letter(rejected):
+        while rejected and not self._reject(rejected):
             attempt += 1
             if not self._backoff(
-                attempt, "dead-letter topic: " + "; ".join(self._delivery_errors[:3]), stop
+                attempt, "rejected topic: " + "; ".join(self._delivery_errors[:3]), stop
             ):
                 return False
         results = [entry.result for entry in entries if entry.result is not None]
@@ -333,8 +332,8 @@ class Dispatcher:
         )
         return not stop.wait(delay)
 
-    def _dead_letter(self, entries: list[_Entry]) -> bool:
-        """Produce the dead letters and wait for Kafka's acknowledgement; False on failure."""
+    def _reject(self, entries: list[_Entry]) -> bool:
+        """Produce the rejected records and wait for Kafka's acknowledgement; False on failure."""
         assert self._producer is not None
         producer = self._producer
         self._delivery_errors = []
@@ -355,14 +354,14 @@ class Dispatcher:
                 record_index=None,
             )
             producer.produce(
-                self.config.dead_letter_topic,
+                self.config.rejected_topic,
                 key=message.key(),
-                value=self._encode_letter(letter),
+                value=self._encode_rejected(letter),
                 on_delivery=delivered,
             )
         remaining = producer.flush(self.config.kafka_timeout_s)
         if remaining:
-            self._delivery_errors.append(f"{remaining} dead letters not acknowledged in time")
+            self._delivery_errors.append(f"{remaining} rejected records not acknowledged in time")
         return not self._delivery_errors
 
     def _commit(self, consumer: Consumer, messages: list[Message]) -> None:

@@ -17,12 +17,11 @@ from confluent_kafka import (
     ConsumerGroupTopicPartitions,
     KafkaError,
     KafkaException,
-    Producer,
     TopicPartition,
 )
 from confluent_kafka.admin import AdminClient, OffsetSpec  # type: ignore[attr-defined]
 
-from seqgate.runtime.kafka_clients import client_config
+from seqgate.runtime.kafka_clients import ProducerSettings
 from seqgate.runtime.progress import Meter, NoMeter
 from seqgate.runtime.session import TransactionalSession
 from seqgate.runtime.transaction_failures import SessionRole
@@ -197,20 +196,9 @@ def apply(
 
 def _reset_session(request: ResetRequest) -> TransactionalSession:
     transactional_id = f"{request.application_id}/reset"
-    transaction_timeout_ms = 300_000
-    producer = Producer(
-        client_config(
-            request.kafka,
-            **{
-                "transactional.id": transactional_id,
-                "enable.idempotence": True,
-                "acks": "all",
-                "linger.ms": 20,
-                "transaction.timeout.ms": transaction_timeout_ms,
-            },
-        )
-    )
-    role = SessionRole("reset", transactional_id, "--application-id", transaction_timeout_ms)
+    role = SessionRole("reset", transactional_id, "--application-id", 300_000)
+    # Every record names its changelog partition: no partitioner of seqgate's.
+    producer = ProducerSettings(request.kafka, linger_ms=20, partitioner=None)
     return TransactionalSession(producer, role, timeout_s=request.timeout_s, failed=ResetError)
 
 

@@ -1,4 +1,5 @@
-"""The worker's settings and the Kafka client configurations they make."""
+"""The worker's settings, passed down to the module that makes every client's
+configuration from them (`seqgate.runtime.kafka_clients`)."""
 
 from __future__ import annotations
 
@@ -8,15 +9,12 @@ from pathlib import Path
 
 from confluent_kafka import KafkaError
 
-from seqgate.runtime.kafka_clients import client_config, group_consumer_config
+from seqgate.runtime.kafka_clients import ProducerSettings, member_consumer_config
 from seqgate.runtime.kafka_settings import KafkaSettings
 from seqgate.runtime.topics import changelog_topic
 from seqgate.schemas.framing import SINGLE_OBJECT, Framing
 from seqgate.streams.rules.policy import Policy
 from seqgate.streams.worker.cadence import DEFAULT_COMMIT_EVERY, DEFAULT_COMMIT_INTERVAL_MS
-
-# The input consumer's heartbeat, at most (and at most a third of the session timeout).
-HEARTBEAT_MS = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,52 +58,31 @@ class WorkerConfig:
         return f"{self.application_id}-{self.instance_id}"
 
 
-# --rebalance: the assignor of each rebalance protocol.
-ASSIGNORS = {"cooperative": "cooperative-sticky", "eager": "range"}
-
-
 def consumer_config(config: WorkerConfig) -> dict[str, object]:
-    """The input consumer: read_committed, manual commits, static membership unless
+    """The input consumer (kafka_clients.member_consumer_config): static membership unless
     --membership dynamic."""
-    # Static membership: a restarted instance takes its partitions back at once instead of
-    # waiting for the session timeout. But librdkafka never sends a static member's
-    # LeaveGroup, so a worker stopped for good keeps its partitions idle for that timeout:
-    # dynamic membership hands them over at the stop (docs/processor.md, "Membership").
-    static = {"group.instance.id": config.instance_id} if config.membership == "static" else {}
-    return group_consumer_config(
+    static = config.membership == "static"
+    return member_consumer_config(
         config.kafka,
         config.application_id,
-        **{
-            **static,
-            "session.timeout.ms": config.session_timeout_ms,
-            # A rebalance reaches a member with its next heartbeat's answer: librdkafka's
-            # 3 s default made a handover wait 0-3 s for the survivor to hear of it
-            # (docs/benchmark.md, "Failover with standby replicas").
-            "heartbeat.interval.ms": min(HEARTBEAT_MS, config.session_timeout_ms // 3),
-            "enable.partition.eof": False,
-            "partition.assignment.strategy": ASSIGNORS[config.rebalance],
-            **config.extra_consumer_config,
-        },
+        instance_id=config.instance_id if static else None,
+        session_timeout_ms=config.session_timeout_ms,
+        rebalance=config.rebalance,
+        overrides=config.extra_consumer_config,
     )
+
+
+def producer_settings(config: WorkerConfig) -> ProducerSettings:
+    """The worker's part of its transactional producer's configuration (the session makes
+    the producer, with the transactional id and timeout of its role)."""
+    return ProducerSettings(config.kafka, overrides=config.extra_producer_config)
 
 
 def producer_config(
     config: WorkerConfig, *, on_error: Callable[[KafkaError], None]
 ) -> dict[str, object]:
-    """The transactional producer of outbox, changelog, dead letters and audit records."""
-    return client_config(
-        config.kafka,
-        **{
-            "transactional.id": config.transactional_id,
-            "error_cb": on_error,
-            # How long a dead worker's open transaction can hold back
-            # read_committed readers before the broker aborts it.
-            "transaction.timeout.ms": config.transaction_timeout_ms,
-            "enable.idempotence": True,
-            "acks": "all",
-            "linger.ms": 5,
-            # The Java client's partitioner, so Java and Python producers agree.
-            "partitioner": "murmur2_random",
-            **config.extra_producer_config,
-        },
+    """The worker's transactional producer, as a fencer of `config.transactional_id` makes
+    it (worker/handover.py): the session's configuration, with `on_error`."""
+    return producer_settings(config).config(
+        config.transactional_id, config.transaction_timeout_ms, on_error
     )

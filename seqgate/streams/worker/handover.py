@@ -108,9 +108,7 @@ class PendingOwners:
     def _reader(self, isolation: str) -> Consumer:
         """A consumer of the worker's group that never joins it: it only reads offsets."""
         # read_committed waits for pending offsets; read_uncommitted does not.
-        return offsets_consumer(
-            self.config.kafka, self.config.application_id, **{"isolation.level": isolation}
-        )
+        return offsets_consumer(self.config.kafka, self.config.application_id, isolation=isolation)
 
     def _committers(self, last: Consumer, partitions: list[int]) -> dict[int, str | None]:
         """Partition -> the worker named by its committed offset (pending ones not waited for)."""

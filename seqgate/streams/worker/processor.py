@@ -26,7 +26,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
 from seqgate.runtime.engines import load_core
 from seqgate.runtime.errors import WorkerFatalError as WorkerFatalError  # re-exported
@@ -36,7 +36,7 @@ from seqgate.runtime.metrics import WorkerMetrics
 from seqgate.runtime.renewal import ProducerLost
 from seqgate.runtime.replication import describe_blocked, replica_states
 from seqgate.runtime.session import TransactionalSession
-from seqgate.runtime.transaction_failures import FatalErrorTrap, SessionRole
+from seqgate.runtime.transaction_failures import SessionRole
 from seqgate.streams.state.restore import restore_consumer_config
 from seqgate.streams.state.store import StateDamaged, StateUnavailable
 from seqgate.streams.worker.audit import (
@@ -46,7 +46,7 @@ from seqgate.streams.worker.cadence import CommitCadence
 from seqgate.streams.worker.checkpoint import Checkpoint, CommitListener
 from seqgate.streams.worker.compiled_step import CompiledStep
 from seqgate.streams.worker.config import WorkerConfig as WorkerConfig  # re-exported
-from seqgate.streams.worker.config import consumer_config, producer_config
+from seqgate.streams.worker.config import consumer_config, producer_settings
 from seqgate.streams.worker.handover import PendingOwners, takeover_reader
 from seqgate.streams.worker.liveness import LivenessCheck, StallWatch
 from seqgate.streams.worker.outage import WriteOutage
@@ -146,25 +146,19 @@ class Worker:
 
     def _new_session(self, faults: FaultInjector, stall: StallWatch) -> TransactionalSession:
         config = self.config
-        trap = FatalErrorTrap()
-
-        def new_producer(trap: FatalErrorTrap) -> Producer:
-            return Producer(producer_config(config, on_error=trap))
-
         return TransactionalSession(
-            new_producer(trap),
+            producer_settings(config),  # the session makes the producer
             SessionRole(
                 "worker", config.transactional_id, "--instance-id", config.transaction_timeout_ms
             ),
             timeout_s=config.kafka_timeout_s,
             failed=WorkerFatalError,
             consumer=self._consumer,
-            trap=trap,
             # An abort the broker cannot answer is retried as long as a stall may last.
             abort_retry_s=stall.timeout_s,
             faults=faults,
             outage=self._outage,
-            renew_with=new_producer,  # a fenced or hung producer is replaced in place
+            renew=True,  # a fenced or hung producer is replaced in place
             taken_over=takeover_reader(config),  # ... also when fenced by a takeover
         )
 

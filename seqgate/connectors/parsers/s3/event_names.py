@@ -17,7 +17,7 @@ Deletions depend on the record: ``ObjectRemoved:Delete`` and
 ``versionId`` that is one version, and other versions (hence the key) may
 remain: ``version_removed``. Without one the bucket is unversioned and the key
 is gone: ``removed``. A delete marker (``...:DeleteMarkerCreated``) always
-hides the key: ``removed`` (seed 003, "Versioned buckets").
+hides the key: ``removed`` (docs/kinds.md, "Versioned deletes").
 
 Everything here is pure data and pure functions.
 """

@@ -1,7 +1,7 @@
-"""EventBridge API destinations: a configured header and its secret value.
+"""A shared secret in a request header whose name is configured: a generic API key.
 
-An API destination's connection adds the header (API key authorization) to
-every request it sends.
+EventBridge API destinations use it (the connection's API key authorization adds the
+header to every request it sends); any sender that can add a fixed header can.
 """
 
 from __future__ import annotations
