@@ -49,9 +49,9 @@ from seqgate.cli.reading_options import (
     s3_parse_option,
 )
 from seqgate.cli.webhook_options import webhook_options
+from seqgate.connectors.errors import PublishError
 from seqgate.connectors.parsers.s3.native import S3ParseOptions
 from seqgate.connectors.publish.filters import EventFilter
-from seqgate.connectors.publish.publisher import PublishError
 from seqgate.runtime.errors import UsageError
 from seqgate.runtime.kafka_reach import ensure_reachable
 from seqgate.runtime.kafka_settings import KafkaSettings

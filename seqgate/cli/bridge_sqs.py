@@ -20,9 +20,10 @@ from seqgate.cli.reading_options import (
     s3_parse_option,
 )
 from seqgate.cli.running import serve_bridge_metrics, stop_on_signals
+from seqgate.connectors.errors import PublishError
 from seqgate.connectors.parsers.s3.native import S3ParseOptions
 from seqgate.connectors.publish.filters import EventFilter
-from seqgate.connectors.publish.publisher import EventPublisher, PublishError
+from seqgate.connectors.publish.publisher import EventPublisher
 from seqgate.runtime.errors import CommandFailed, SeqgateError, UsageError
 from seqgate.runtime.kafka_reach import ensure_reachable
 from seqgate.runtime.kafka_settings import KafkaSettings
@@ -199,7 +200,7 @@ def drain(
 ) -> None:
     """Poll until stopped, then flush the publisher, print the summary and end with the
     first error met (SQS refused, Kafka did not acknowledge)."""
-    from seqgate.connectors.sources.sqs_queue import SqsSourceError
+    from seqgate.connectors.errors import SqsSourceError
 
     stop = stop_on_signals()
     metrics = serve_bridge_metrics(metrics_host, metrics_port, poller.tally.as_dict)

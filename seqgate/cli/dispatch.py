@@ -165,11 +165,8 @@ def dispatch(
 
 
 def opened_destination(url: str, table: str, http_timeout_s: float) -> Destination:
-    from seqgate.streams.dispatch.destinations import (
-        DestinationConfigError,
-        TransientError,
-        open_destination,
-    )
+    from seqgate.streams.dispatch.destinations import open_destination
+    from seqgate.streams.errors import DestinationConfigError, TransientError
 
     try:
         return open_destination(url, table=table, http_timeout=http_timeout_s)

@@ -21,12 +21,12 @@ from seqgate.runtime.kafka_settings import (
     parse_flag,
 )
 from seqgate.runtime.logs import redact
+from seqgate.streams.errors import PolicyError
 from seqgate.streams.rules.policy import (
     DEFAULT_ADMITTED_KINDS,
     DEFAULT_DEDUPE_WINDOW_MS,
     DEFAULT_ORDERED_SOURCES,
     Policy,
-    PolicyError,
 )
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -244,9 +244,9 @@ def topics_check(
     """
     from confluent_kafka.admin import AdminClient
 
+    from seqgate.runtime.errors import TopicCheckError
     from seqgate.runtime.topic_check import (
         Expectations,
-        TopicCheckError,
         check_topics,
         describe_topics,
         mismatches,

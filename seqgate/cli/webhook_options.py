@@ -229,7 +229,8 @@ def _key_file(path: str) -> JsonWebKeys:
 
 
 def _fetched_keys(url: str) -> JwksCache:
-    from seqgate.connectors.auth.gcs_jwks import JwksCache, JwksFetchError
+    from seqgate.connectors.auth.gcs_jwks import JwksCache
+    from seqgate.connectors.errors import JwksFetchError
 
     if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).netloc:
         raise UsageError(f"--gcs-jwks-url {url!r}: must be an http(s) URL")

@@ -17,18 +17,11 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar
 
+from seqgate.runtime.errors import CallHung
+
 __all__ = ["CallHung", "call_within"]
 
 T = TypeVar("T")
-
-
-class CallHung(Exception):
-    """The call had not returned when the limit passed (it may still be running)."""
-
-    def __init__(self, what: str, limit_s: float) -> None:
-        super().__init__(f"{what} did not return within {limit_s:.0f} s")
-        self.what = what
-        self.limit_s = limit_s
 
 
 def call_within(

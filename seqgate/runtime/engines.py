@@ -7,7 +7,7 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Final
 
-from seqgate.runtime.errors import UsageError
+from seqgate.runtime.errors import EngineUnavailable
 from seqgate.schemas.outcomes import Outcome
 
 ENGINES: Final = ("compiled", "python")
@@ -23,10 +23,6 @@ OUTCOMES: Final = (
     Outcome.FILTERED,
 )
 """The outcomes the core reaches, by the index its results use (`seqgate._core.OUTCOMES`)."""
-
-
-class EngineUnavailable(UsageError):
-    """`--engine compiled` without `seqgate._core` in this installation."""
 
 
 def load_core() -> ModuleType:

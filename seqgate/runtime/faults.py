@@ -13,16 +13,14 @@ import threading
 from enum import StrEnum
 from pathlib import Path
 
+from seqgate.runtime.errors import InjectedFault
+
 
 class FaultPoint(StrEnum):
     AFTER_STATE_UPDATE = "after_state_update"  # overlay and produce done, nothing flushed
     SENDING_OFFSETS = "sending_offsets"  # inside send_offsets_to_transaction's bounded call
     BEFORE_COMMIT = "before_commit"  # offsets sent to the transaction, commit not called
     AFTER_COMMIT = "after_commit"  # Kafka committed, RocksDB not yet written
-
-
-class InjectedFault(RuntimeError):
-    """The failure a test asked for."""
 
 
 class FaultInjector:

@@ -18,17 +18,13 @@ from pathlib import Path
 
 from confluent_kafka import Consumer, KafkaException, Producer
 
-from seqgate.runtime.errors import UsageError
+from seqgate.runtime.errors import KafkaSettingsError
 from seqgate.runtime.logs import MASK, mask_values
 
 DEFAULT_TIMEOUT_S = 15.0
 ENV_PREFIX = "SEQGATE_KAFKA_"
 # Variables under the prefix that are seqgate's own options, not client properties.
 RESERVED_VARIABLES = frozenset({"SEQGATE_KAFKA_CONFIG", "SEQGATE_KAFKA_TIMEOUT"})
-
-
-class KafkaSettingsError(UsageError, ValueError):
-    """A client property that cannot be used, with where it came from and the fix."""
 
 
 # Properties seqgate sets itself because exactly-once or the partitioning depends on them.

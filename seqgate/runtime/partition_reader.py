@@ -17,6 +17,7 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
+from seqgate.runtime.errors import PartitionStalled
 from seqgate.runtime.kafka_clients import client_config
 from seqgate.runtime.kafka_settings import KafkaSettings
 
@@ -59,19 +60,6 @@ def next_batch(consumer: Consumer) -> list[Message]:
     if messages:
         return messages
     return consumer.consume(1, _CONSUME_WAIT_S)
-
-
-class PartitionStalled(Exception):
-    """No record and no end arrived for `timeout` seconds."""
-
-    def __init__(self, topic: str, partition: int, offset: int, timeout: float) -> None:
-        super().__init__(
-            f"reading {topic}[{partition}] made no progress at offset {offset} for {timeout:.0f}s"
-        )
-        self.topic = topic
-        self.partition = partition
-        self.offset = offset
-        self.timeout = timeout
 
 
 class PartitionReadFailed(KafkaException):

@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from seqgate.runtime.errors import ProducerLost
 from seqgate.runtime.transaction_failures import ABORTED_ON_TIMEOUT, FENCED
 
 __all__ = ["ProducerLost", "RenewalBudget", "TakenOver", "fenced", "lost_producer", "renewable"]
@@ -48,20 +49,6 @@ _LOST_FOR_GOOD = FENCED | ABORTED_ON_TIMEOUT
 MOST_RENEWALS_WITHOUT_COMMIT = 3
 # Hung producers kept for the life of the process (threads and sockets each).
 MOST_HUNG_PRODUCERS = 3
-
-
-class ProducerLost(Exception):
-    """The session's producer cannot be used again, and a new one may take its place.
-
-    ``reason`` is the one line the caller stops with when it does not renew; ``what`` says
-    the loss in short, for the line that tells of the renewal; ``hung`` tells that the old
-    producer is inside a call that never returned."""
-
-    def __init__(self, reason: str, *, hung: bool, what: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.hung = hung
-        self.what = what
 
 
 def renewable(

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Final
+from typing import Any, Final
 
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.error import SchemaRegistryError
@@ -27,7 +27,11 @@ from confluent_kafka.schema_registry.schema_registry_client import (
     ServerConfig,
 )
 
-from seqgate.runtime.errors import EXIT_KAFKA_UNREACHABLE, SeqgateError, UsageError
+from seqgate.runtime.errors import (
+    SchemaRegistryRefused,
+    SchemaRegistryUnreachable,
+    UsageError,
+)
 from seqgate.runtime.kafka_settings import is_secret
 from seqgate.runtime.logs import MASK, redact
 from seqgate.schemas.framing import Framing
@@ -36,7 +40,6 @@ __all__ = [
     "SUBJECT_NAME_STRATEGIES",
     "ConfluentSchemaRegistry",
     "RegistrySettings",
-    "SchemaRegistryUnreachable",
     "connect",
     "describe_registry",
 ]
@@ -59,16 +62,6 @@ _COMPATIBILITY: Final = "BACKWARD"
 _NOT_FOUND: Final = 404
 _SUBJECT_NOT_FOUND: Final = 40401
 _SERVER_ERROR: Final = 500
-
-
-class SchemaRegistryUnreachable(SeqgateError):
-    """The schema registry did not answer, or answered with a server error."""
-
-    exit_code: ClassVar[int] = EXIT_KAFKA_UNREACHABLE
-
-
-class SchemaRegistryRefused(UsageError):
-    """The schema registry refused what seqgate asked (credentials, an incompatible schema)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,17 +28,12 @@ from confluent_kafka import (
     TopicPartition,
 )
 
-from seqgate.runtime.bounded_call import CallHung, call_within
+from seqgate.runtime.bounded_call import call_within
+from seqgate.runtime.errors import CallHung, ProducerLost
 from seqgate.runtime.faults import FaultInjector, FaultPoint
 from seqgate.runtime.kafka_clients import ProducerSettings, close_producer, is_fatal
 from seqgate.runtime.outage_wait import OutageWait
-from seqgate.runtime.renewal import (
-    ProducerLost,
-    RenewalBudget,
-    TakenOver,
-    fenced,
-    lost_producer,
-)
+from seqgate.runtime.renewal import RenewalBudget, TakenOver, fenced, lost_producer
 from seqgate.runtime.retrying import RETRY_PAUSE_S, InitRetries, retriable, retrying
 from seqgate.runtime.transaction_failures import FatalErrorTrap, SessionRole, describe_fatal
 

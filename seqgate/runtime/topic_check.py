@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, ConfigResource  # type: ignore[attr-defined]
 
-from seqgate.runtime.errors import UsageError
+from seqgate.runtime.errors import TopicCheckError
 from seqgate.runtime.topics import (
     AUDIT,
     CHANGELOG,
@@ -37,10 +37,6 @@ _COMPACTION_LOSES = {
     AUDIT: "decisions",
     SOURCE: "notifications the bridge has not read yet",
 }
-
-
-class TopicCheckError(UsageError):
-    """The topics could not be described (not a finding: the check could not run)."""
 
 
 @dataclass(frozen=True, slots=True)

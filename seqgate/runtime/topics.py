@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
-from seqgate.runtime.errors import UsageError
+from seqgate.runtime.errors import TopicConfigError, TopicCreateError
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,10 +218,6 @@ def role_specs(
 # ---- the operator's topic configs ---------------------------------------------------------------
 
 
-class TopicConfigError(UsageError, ValueError):
-    """A `--config FAMILY:NAME=VALUE` seqgate cannot apply, with the fix."""
-
-
 _CONFIG_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
 
 
@@ -309,10 +305,6 @@ def _how_to_add(family: str) -> str:
 
 
 # ---- creating ----------------------------------------------------------------------------------
-
-
-class TopicCreateError(UsageError, ValueError):
-    """The broker refused to create a topic (a config it rejects, too few brokers, ...)."""
 
 
 # -1: the broker's default.replication.factor (KIP-464), which a production cluster sets.

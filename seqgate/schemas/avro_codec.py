@@ -26,12 +26,8 @@ from fastavro.schema import parse_schema
 
 from seqgate.schemas import binary
 from seqgate.schemas.avro_schemas import schema_fingerprint
-from seqgate.schemas.wire import (
-    CONFLUENT_MAGIC,
-    SINGLE_OBJECT_HEADER_LEN,
-    SINGLE_OBJECT_MAGIC,
-    CodecError,
-)
+from seqgate.schemas.errors import BinaryRefused, CodecError
+from seqgate.schemas.wire import CONFLUENT_MAGIC, SINGLE_OBJECT_HEADER_LEN, SINGLE_OBJECT_MAGIC
 
 __all__ = ["AvroCodec"]
 
@@ -158,7 +154,7 @@ class AvroCodec(Generic[T]):
         if self._fast_read is not None and data[:SINGLE_OBJECT_HEADER_LEN] == self._header:
             try:
                 return self._make(self._fast_read(data, SINGLE_OBJECT_HEADER_LEN))
-            except binary.BinaryRefused:
+            except BinaryRefused:
                 pass  # fastavro decides, and words the error
         if len(data) < SINGLE_OBJECT_HEADER_LEN:
             raise CodecError(
@@ -196,7 +192,7 @@ class AvroCodec(Generic[T]):
         if self._fast_read is not None and writer[1] is None:
             try:
                 return self._make(self._fast_read(data, start))
-            except binary.BinaryRefused:
+            except BinaryRefused:
                 pass  # fastavro decides, and words the error
         return self._read(data, start, writer[0], writer[1])
 
@@ -222,7 +218,7 @@ class AvroCodec(Generic[T]):
         if self._fast_encode is not None:
             try:
                 return self._fast_encode(record)
-            except (binary.BinaryRefused, AttributeError, TypeError, ValueError):
+            except (BinaryRefused, AttributeError, TypeError, ValueError):
                 pass  # fastavro decides, and words the error
         fo = BytesIO()
         try:

@@ -22,13 +22,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
+from seqgate.schemas.errors import BinaryRefused
+
 __all__ = [
     "INT",
     "LONG",
     "OPTIONAL_LONG",
     "OPTIONAL_STRING",
     "STRING",
-    "BinaryRefused",
     "encode_long",
     "layout_of",
     "read_string",
@@ -57,10 +58,6 @@ _LAYOUTS: Final[dict[Any, int]] = {
 
 Reader = Callable[[bytes, int], tuple[Any, ...]]
 Writer = Callable[[tuple[Any, ...]], bytes]
-
-
-class BinaryRefused(Exception):
-    """The fast path does not vouch for these bytes or values: ask fastavro."""
 
 
 def layout_of(parsed_schema: Any) -> tuple[int, ...] | None:

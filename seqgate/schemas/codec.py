@@ -21,6 +21,7 @@ from typing import Any, Final, TypeVar
 from seqgate.schemas import binary
 from seqgate.schemas.avro_codec import AvroCodec
 from seqgate.schemas.avro_schemas import PARSED_SCHEMAS, standalone_schema_json
+from seqgate.schemas.errors import BinaryRefused
 from seqgate.schemas.records import (
     DecisionRecord,
     ObjectEvent,
@@ -210,7 +211,7 @@ def framed_outbox(header: bytes, outbox: OutboxRecord, event_body: bytes | None)
         tail = (outbox.previous_position, outbox.input_partition, outbox.input_offset)
         try:
             return header + event_body + _write_outbox_tail(tail)
-        except binary.BinaryRefused:
+        except BinaryRefused:
             pass  # fastavro decides, and words the error
     return header + OUTBOX_RECORD.encode_body(outbox)
 
@@ -230,7 +231,7 @@ def encode_watermark(
         return WATERMARK.header + _write_watermark(
             (position, event_id, input_partition, input_offset)
         )
-    except binary.BinaryRefused:
+    except BinaryRefused:
         return WATERMARK.encode(Watermark(position, event_id, input_partition, input_offset))
 
 
@@ -241,6 +242,6 @@ def watermark_position(data: bytes) -> str:
     if WATERMARK.is_current(data):
         try:
             return binary.read_string(data, SINGLE_OBJECT_HEADER_LEN)
-        except binary.BinaryRefused:
+        except BinaryRefused:
             pass
     return WATERMARK.decode(data).position

@@ -10,7 +10,8 @@ from __future__ import annotations
 import struct
 from typing import Final
 
-from seqgate.schemas.wire import CONFLUENT_MAGIC, SINGLE_OBJECT_MAGIC, CodecError
+from seqgate.schemas.errors import CodecError
+from seqgate.schemas.wire import CONFLUENT_MAGIC, SINGLE_OBJECT_MAGIC
 
 __all__ = ["confluent_frame", "confluent_unframe"]
 

@@ -33,9 +33,10 @@ from faust.serializers import codecs
 from seqgate.schemas.avro_codec import AvroCodec
 from seqgate.schemas.codec import DECISION_RECORD, OUTBOX_RECORD, REJECTED_RECORD
 from seqgate.schemas.confluent import confluent_unframe
+from seqgate.schemas.errors import CodecError
 from seqgate.schemas.framing import Framing
 from seqgate.schemas.records import DecisionRecord, ObjectEvent, OutboxRecord, RejectedRecord
-from seqgate.schemas.wire import CONFLUENT_MAGIC, SINGLE_OBJECT_MAGIC, CodecError
+from seqgate.schemas.wire import CONFLUENT_MAGIC, SINGLE_OBJECT_MAGIC
 
 __all__ = [
     "CODEC_NAMES",

@@ -7,7 +7,7 @@ registry without a flag day: readers meet both in one topic for a while.
 
 * Without a registry, records are written in single-object encoding, and a Confluent
   frame cannot be read (its schema id means nothing without the registry that assigned
-  it): it is refused with a :class:`~seqgate.schemas.wire.CodecError` naming the fix.
+  it): it is refused with a :class:`~seqgate.schemas.errors.CodecError` naming the fix.
 * With a registry, a record written to topic T is ``00`` + the 4-byte big-endian id of
   its schema registered under T's subject + the same Avro body; a Confluent frame is read
   with the writer schema its id names (fetched once per id), resolved into the current one.
@@ -25,13 +25,9 @@ from typing import Final, Protocol, TypeVar
 from seqgate.schemas.avro_codec import AvroCodec
 from seqgate.schemas.codec import OBJECT_EVENT, OUTBOX_RECORD, framed_outbox
 from seqgate.schemas.confluent import confluent_frame
+from seqgate.schemas.errors import CodecError
 from seqgate.schemas.records import OutboxRecord
-from seqgate.schemas.wire import (
-    CONFLUENT_MAGIC,
-    SINGLE_OBJECT_HEADER_LEN,
-    SINGLE_OBJECT_MAGIC,
-    CodecError,
-)
+from seqgate.schemas.wire import CONFLUENT_MAGIC, SINGLE_OBJECT_HEADER_LEN, SINGLE_OBJECT_MAGIC
 
 __all__ = ["CONFLUENT_HEADER_LEN", "SINGLE_OBJECT", "Framing", "SchemaRegistry"]
 

@@ -62,6 +62,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from seqgate.schemas.binary import encode_long
+from seqgate.schemas.errors import FieldLimitError
 from seqgate.schemas.records import ObjectEvent
 from seqgate.schemas.wire import SINGLE_OBJECT_HEADER_LEN
 
@@ -81,7 +82,6 @@ __all__ = [
     "MAX_VERSION_ID_BYTES",
     "MIN_SIZE",
     "TEXT_LIMITS",
-    "FieldLimitError",
     "check_event",
 ]
 
@@ -129,18 +129,6 @@ MAX_EVENT_BYTES: Final = (
     + len(encode_long(MAX_SIZE))
 )
 """The longest single-object encoding of an ObjectEvent that passes :func:`check_event`."""
-
-
-class FieldLimitError(ValueError):
-    """An ObjectEvent field that cannot be encoded, or is longer than its limit.
-
-    ``field`` is the ObjectEvent field name; the message names it, the limit
-    and the offending size, with a short preview of the value (never all of it).
-    """
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
 
 
 # --------------------------------------------------------------------------- messages

@@ -37,12 +37,3 @@ class Rejection:
     reason: RejectReason
     message: str
     record_index: int | None = None
-
-
-class RecordRejected(Exception):
-    """Raised inside a parser for one record; the caller turns it into a Rejection."""
-
-    def __init__(self, reason: RejectReason, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.message = message

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from seqgate.schemas.errors import CodecError
+
 __all__ = ["CONFLUENT_MAGIC", "SINGLE_OBJECT_HEADER_LEN", "SINGLE_OBJECT_MAGIC", "CodecError"]
 
 SINGLE_OBJECT_MAGIC: Final = b"\xc3\x01"
@@ -22,8 +24,3 @@ SINGLE_OBJECT_HEADER_LEN: Final = len(SINGLE_OBJECT_MAGIC) + 8
 
 CONFLUENT_MAGIC: Final = 0
 """First byte of the Confluent wire format."""
-
-
-class CodecError(Exception):
-    """Bytes that are not a valid encoding of the expected record (or a record
-    that cannot be encoded). The message says what was expected and what was found."""

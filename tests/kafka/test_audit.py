@@ -9,7 +9,8 @@ import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
 
-from seqgate.runtime.faults import FaultPoint, InjectedFault, RaiseAt
+from seqgate.runtime.errors import InjectedFault
+from seqgate.runtime.faults import FaultPoint, RaiseAt
 from seqgate.runtime.topics import TopicSpec, create_topics
 from seqgate.schemas.codec import DECISION_RECORD
 from seqgate.schemas.records import DecisionRecord

@@ -30,7 +30,7 @@ from seqgate_devtools.broker import (
     stop_cluster,
 )
 from seqgate_devtools.broker.cluster_handle import node_status
-from seqgate_devtools.broker.errors import BrokerError
+from seqgate_devtools.errors import BrokerError
 
 from tests.support.kafka_helpers import wait_for
 from tests.support.paths import REPO

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Producer
 
-from seqgate.runtime.faults import FaultPoint, InjectedFault, RaiseAt
+from seqgate.runtime.errors import InjectedFault
+from seqgate.runtime.faults import FaultPoint, RaiseAt
 from seqgate.schemas.codec import OUTBOX_RECORD
 from seqgate.schemas.limits import MAX_POSITION_BYTES
 from seqgate.schemas.outcomes import Outcome

@@ -21,10 +21,8 @@ from seqgate_devtools.samples import s3_notification, s3_record, to_bytes
 from seqgate.connectors.parsers.normalize import normalize
 from seqgate.runtime.topics import create_topics, pipeline_topics
 from seqgate.schemas.records import ObjectEvent
-from seqgate.streams.state.store import (
-    StateDamaged,
-    StateDirectory,
-)
+from seqgate.streams.errors import StateDamaged
+from seqgate.streams.state.store import StateDirectory
 from seqgate.streams.worker.processor import Worker, WorkerConfig, WorkerFatalError
 from tests.support.kafka_helpers import (
     caught_up,

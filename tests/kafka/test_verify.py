@@ -16,8 +16,9 @@ from seqgate_devtools.samples import s3_notification, s3_record, to_bytes
 from seqgate.connectors.parsers.normalize import normalize
 from seqgate.schemas.codec import OUTBOX_RECORD
 from seqgate.schemas.records import ObjectEvent, OutboxRecord
+from seqgate.streams.errors import VerifyError
 from seqgate.streams.rules.policy import Policy
-from seqgate.streams.tools.verify import VerifyError, VerifyTarget, verify
+from seqgate.streams.tools.verify import VerifyTarget, verify
 from seqgate.streams.worker.processor import WorkerConfig
 from tests.support.environment import clean_env
 from tests.support.kafka_helpers import (

@@ -32,9 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from seqgate_devtools.broker.errors import tail_file, tail_text
 from seqgate_devtools.broker.files import fill_once
 from seqgate_devtools.broker.locations import seqgate_home
+from seqgate_devtools.broker.log_tails import tail_file, tail_text
 from seqgate_devtools.broker.toolchain import find_mvn
 
 __all__ = [

@@ -16,9 +16,9 @@ import sys
 import time
 from collections.abc import Callable
 
-from seqgate_devtools.bench.peers.catalog import PeerUnavailable, peer_named
-from seqgate_devtools.broker.errors import BrokerError
+from seqgate_devtools.bench.peers.catalog import peer_named
 from seqgate_devtools.broker.jars import ensure_kafka_jars
+from seqgate_devtools.errors import BrokerError, PeerUnavailable
 
 from tests.support.apicurio import RegistryUnavailable, ensure_apicurio, find_java_21
 from tests.support.azurite import AzuriteUnavailable, ensure_azurite

@@ -17,10 +17,8 @@ from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from cryptography.hazmat.primitives.asymmetric.types import CertificateIssuerPrivateKeyTypes
 from cryptography.x509.oid import NameOID
 
-from seqgate.connectors.auth.sns_signature import (
-    SnsVerificationError,
-    string_to_sign,
-)
+from seqgate.connectors.auth.sns_signature import string_to_sign
+from seqgate.connectors.errors import SnsVerificationError
 
 TOPIC = "arn:aws:sns:eu-west-1:123456789012:uploads"
 CERT_URL = "https://sns.eu-west-1.amazonaws.com/SimpleNotificationService-seqgate-test.pem"

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 
 from seqgate.connectors.auth.appwrite import verify_appwrite_signature
-from seqgate.connectors.auth.shared import WebhookAuthError
+from seqgate.connectors.errors import WebhookAuthError
 from seqgate.connectors.parsers.appwrite import (
     APPWRITE_ACTION_KINDS,
     looks_like_appwrite,

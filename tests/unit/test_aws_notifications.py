@@ -20,7 +20,6 @@ from seqgate.cli import cli
 from seqgate.connectors.aws.notification_rules import (
     Destination,
     DestinationKind,
-    NotificationSetupError,
     Rule,
     check_output_prefixes,
     check_region,
@@ -35,6 +34,7 @@ from seqgate.connectors.aws.notification_rules import (
     rules_overlap,
     select_events,
 )
+from seqgate.connectors.errors import NotificationSetupError
 from seqgate.connectors.parsers.normalize import normalize
 from seqgate.connectors.parsers.s3.native import S3ParseOptions, parse_s3_records
 from seqgate.schemas.reasons import RejectReason

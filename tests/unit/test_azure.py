@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seqgate.connectors.auth.azure import verify_azure_secret
-from seqgate.connectors.auth.shared import WebhookAuthError
+from seqgate.connectors.errors import WebhookAuthError
 from seqgate.connectors.parsers.azure import (
     AZURE_KINDS,
     AZURE_UNMAPPED_TYPES,

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 
 from seqgate.connectors.auth.b2 import verify_b2_signature
-from seqgate.connectors.auth.shared import WebhookAuthError
+from seqgate.connectors.errors import WebhookAuthError
 from seqgate.connectors.parsers.b2 import (
     B2_EVENT_KINDS,
     B2_UNMAPPED_TYPES,

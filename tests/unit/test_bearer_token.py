@@ -10,7 +10,7 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from seqgate.connectors.auth.bearer_token import verify_bearer_token
-from seqgate.connectors.auth.shared import MISSING, WRONG, WebhookAuthError
+from seqgate.connectors.errors import MISSING, WRONG, WebhookAuthError
 from seqgate.connectors.publish.publisher import EventPublisher, Topics
 from seqgate.connectors.sources.http_server import HttpBridge
 from seqgate.connectors.sources.http_settings import HttpSettings

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from seqgate.connectors.auth.bearer_token import verify_bearer_token
-from seqgate.connectors.auth.shared import WebhookAuthError
+from seqgate.connectors.errors import WebhookAuthError
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,7 @@ from seqgate_devtools.bench.peers.oracle import (
     expected_accepted,
     judge,
 )
-from seqgate_devtools.bench.peers.process import Launch, SystemExited, SystemProcess
+from seqgate_devtools.bench.peers.process import Launch, SystemProcess
 from seqgate_devtools.bench.peers.stage import PeerRound, PeerStage, peers_unusable_reason
 from seqgate_devtools.bench.peers.summary import summarize
 from seqgate_devtools.bench.peers.torture import TortureResult, kill_schedule, torture_table
@@ -42,6 +42,7 @@ from seqgate_devtools.bench.workload import (
     build_workload,
     make_event,
 )
+from seqgate_devtools.errors import SystemExited
 
 from seqgate.runtime.kafka_settings import KafkaSettings
 from seqgate.schemas.codec import OBJECT_EVENT, OUTBOX_RECORD

@@ -29,6 +29,7 @@ from seqgate.schemas.codec import (
     encode_watermark,
     watermark_position,
 )
+from seqgate.schemas.errors import BinaryRefused
 from seqgate.schemas.records import ObjectEvent, OutboxRecord, Watermark
 from seqgate.schemas.wire import SINGLE_OBJECT_HEADER_LEN
 
@@ -161,19 +162,19 @@ def test_null_optionals_are_one_zero_byte_each() -> None:
 
 @pytest.mark.parametrize("value", BEYOND_LONG, ids=str)
 def test_a_long_beyond_64_bits_is_refused_by_both_writers(value: int) -> None:
-    with pytest.raises(binary.BinaryRefused):
+    with pytest.raises(BinaryRefused):
         binary.encode_long(value)
     for kind in (binary.LONG, binary.OPTIONAL_LONG):
-        with pytest.raises(binary.BinaryRefused):
+        with pytest.raises(BinaryRefused):
             binary.writer_for((kind,))((value,))
 
 
 @pytest.mark.parametrize("value", BEYOND_INT, ids=str)
 def test_an_int_beyond_32_bits_is_refused_by_the_writer_and_the_reader(value: int) -> None:
-    with pytest.raises(binary.BinaryRefused):
+    with pytest.raises(BinaryRefused):
         binary.writer_for((binary.INT,))((value,))
     as_long = fastavro_write("long", value)
-    with pytest.raises(binary.BinaryRefused):
+    with pytest.raises(BinaryRefused):
         binary.reader_for((binary.INT,))(as_long, 0)
 
 
@@ -184,7 +185,7 @@ def test_a_ten_byte_varint_beyond_64_bits_is_refused_by_the_reader(value: int) -
     assert len(data) == 10
     for kind in (binary.LONG, binary.OPTIONAL_LONG):
         prefix = b"\x02" if kind == binary.OPTIONAL_LONG else b""
-        with pytest.raises(binary.BinaryRefused):
+        with pytest.raises(BinaryRefused):
             binary.reader_for((kind,))(prefix + data, 0)
 
 
@@ -194,25 +195,25 @@ def test_a_ten_byte_varint_beyond_64_bits_is_refused_by_the_reader(value: int) -
     ids=["zero-in-11-bytes", "2^70", "12-bytes"],
 )
 def test_a_varint_longer_than_10_bytes_is_refused(data: bytes) -> None:
-    with pytest.raises(binary.BinaryRefused):
+    with pytest.raises(BinaryRefused):
         binary.reader_for((binary.LONG,))(data, 0)
-    with pytest.raises(binary.BinaryRefused):
+    with pytest.raises(BinaryRefused):
         binary.read_string(data + b"x", 0)
 
 
 @pytest.mark.parametrize("branch", [b"\x01", b"\x03", b"\x04"], ids=lambda b: b.hex())
 def test_a_union_branch_other_than_null_or_the_type_is_refused(branch: bytes) -> None:
     for kind in (binary.OPTIONAL_LONG, binary.OPTIONAL_STRING):
-        with pytest.raises(binary.BinaryRefused):
+        with pytest.raises(BinaryRefused):
             binary.reader_for((kind,))(branch + b"\x00", 0)
 
 
 def test_trailing_and_missing_bytes_are_refused() -> None:
     reader = binary.reader_for((binary.LONG,))
     encoded = fastavro_write("long", 8192)
-    with pytest.raises(binary.BinaryRefused):
+    with pytest.raises(BinaryRefused):
         reader(encoded + b"\x00", 0)
-    with pytest.raises(binary.BinaryRefused):
+    with pytest.raises(BinaryRefused):
         reader(encoded[:-1], 0)
 
 
@@ -239,12 +240,12 @@ def test_a_string_whose_length_is_at_a_boundary(length: int) -> None:
 def test_a_string_length_past_the_end_is_refused() -> None:
     data = fastavro_write("string", "abc")
     for reader in (binary.reader_for((binary.STRING,)), binary.read_string):
-        with pytest.raises(binary.BinaryRefused):
+        with pytest.raises(BinaryRefused):
             reader(data[:-1], 0)
     negative = raw_varint(1) + b"abc"  # zigzag 1 is the length -1
-    with pytest.raises(binary.BinaryRefused):
+    with pytest.raises(BinaryRefused):
         binary.read_string(negative, 0)
-    with pytest.raises(binary.BinaryRefused):
+    with pytest.raises(BinaryRefused):
         binary.reader_for((binary.STRING,))(negative, 0)
 
 
@@ -252,7 +253,7 @@ def test_a_negative_string_length_is_refused_even_when_the_rest_would_parse() ->
     # "\x08AB", then the length -4 (zigzag 7) stepping back into it, from where
     # a 4-byte string ends exactly at the end: only the sign check refuses this.
     data = bytes([0x06, 0x08, 0x41, 0x42, 0x07, 0x43])
-    with pytest.raises(binary.BinaryRefused):
+    with pytest.raises(BinaryRefused):
         binary.reader_for((binary.STRING, binary.STRING, binary.STRING))(data, 0)
 
 

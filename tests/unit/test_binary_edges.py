@@ -13,6 +13,7 @@ import pytest
 from fastavro import parse_schema
 
 from seqgate.schemas import binary
+from seqgate.schemas.errors import BinaryRefused
 
 
 def _parsed(*types: Any) -> Any:
@@ -40,13 +41,13 @@ def test_layout_of_a_record_with_any_other_field_type_is_none(other: Any) -> Non
 
 def test_a_generated_writer_refuses_a_value_of_another_type_as_binary_refused() -> None:
     write_string = binary.writer_for((binary.STRING,))
-    with pytest.raises(binary.BinaryRefused):
+    with pytest.raises(BinaryRefused):
         write_string((5,))
     write_optional = binary.writer_for((binary.OPTIONAL_STRING,))
-    with pytest.raises(binary.BinaryRefused):
+    with pytest.raises(BinaryRefused):
         write_optional((b"bytes",))
     write_long = binary.writer_for((binary.LONG,))
-    with pytest.raises(binary.BinaryRefused):
+    with pytest.raises(BinaryRefused):
         write_long(("5",))
 
 

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
-from seqgate.runtime.bounded_call import CallHung, call_within
-from seqgate.runtime.errors import WorkerFatalError
+from seqgate.runtime.bounded_call import call_within
+from seqgate.runtime.errors import CallHung, WorkerFatalError
 from seqgate.runtime.session import TransactionalSession
 from seqgate.runtime.transaction_failures import SessionRole
 from tests.support.client_standins import HangingProducer, StandInConsumer

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 
 from seqgate.connectors.auth.box import verify_box_signature
-from seqgate.connectors.auth.shared import WebhookAuthError
+from seqgate.connectors.errors import WebhookAuthError
 from seqgate.connectors.parsers.box import (
     BOX_BUCKET,
     BOX_TRIGGER_KINDS,

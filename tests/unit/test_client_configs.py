@@ -19,9 +19,9 @@ import confluent_kafka
 import pytest
 
 from seqgate.connectors.sources.kafka_topic import KafkaSource, KafkaSourceConfig
+from seqgate.runtime.errors import KafkaSettingsError, ProducerLost
 from seqgate.runtime.kafka_clients import LIBRDKAFKA_LOGGER, transactional_producer_config
-from seqgate.runtime.kafka_settings import KafkaSettings, KafkaSettingsError, build_settings
-from seqgate.runtime.renewal import ProducerLost
+from seqgate.runtime.kafka_settings import KafkaSettings, build_settings
 from seqgate.runtime.transaction_failures import FatalErrorTrap
 from seqgate.streams.rules.policy import Policy
 from seqgate.streams.tools.reset import _reset_session

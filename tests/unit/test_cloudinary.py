@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 
 from seqgate.connectors.auth.cloudinary import verify_cloudinary_signature
-from seqgate.connectors.auth.shared import WebhookAuthError
+from seqgate.connectors.errors import WebhookAuthError
 from seqgate.connectors.parsers.cloudinary import (
     CLOUDINARY_NOTIFICATION_TYPES,
     looks_like_cloudinary,

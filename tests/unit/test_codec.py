@@ -33,6 +33,7 @@ from seqgate.schemas.codec import (
     WATERMARK,
 )
 from seqgate.schemas.confluent import confluent_frame, confluent_unframe
+from seqgate.schemas.errors import CodecError
 from seqgate.schemas.records import (
     DecisionRecord,
     ObjectEvent,
@@ -41,7 +42,6 @@ from seqgate.schemas.records import (
     SeenEvent,
     Watermark,
 )
-from seqgate.schemas.wire import CodecError
 from tests.support.paths import REPO
 
 SCHEMA_DIR = Path(seqgate.schemas.__file__).parent

@@ -25,8 +25,8 @@ from seqgate.schemas.codec import (
     encode_outbox,
     watermark_position,
 )
+from seqgate.schemas.errors import CodecError
 from seqgate.schemas.records import ObjectEvent, OutboxRecord, SeenEvent, Watermark
-from seqgate.schemas.wire import CodecError
 
 texts = st.text(max_size=30)
 optional_texts = st.none() | texts

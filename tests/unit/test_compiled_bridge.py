@@ -35,10 +35,10 @@ from seqgate.connectors.parsers.compiled import (
 from seqgate.connectors.parsers.normalize import normalize
 from seqgate.connectors.parsers.s3.native import S3ParseOptions
 from seqgate.schemas.codec import OBJECT_EVENT
+from seqgate.schemas.errors import CodecError
 from seqgate.schemas.framing import SINGLE_OBJECT, Framing
 from seqgate.schemas.identity import event_identity
 from seqgate.schemas.records import ObjectEvent
-from seqgate.schemas.wire import CodecError
 from tests.support.bridge_engines import (
     FLOORS,
     PYTHON,

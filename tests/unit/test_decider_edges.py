@@ -7,13 +7,15 @@ import dataclasses
 
 import pytest
 
-from seqgate.schemas.limits import FieldLimitError, check_event
+from seqgate.schemas.errors import FieldLimitError
+from seqgate.schemas.limits import check_event
 from seqgate.schemas.outcomes import Outcome
 from seqgate.schemas.reasons import RejectReason
 from seqgate.schemas.records import ObjectEvent
 from seqgate.schemas.sources import KNOWN_SOURCES
+from seqgate.streams.errors import PolicyError, UndecidableEvent
 from seqgate.streams.rules.decider import InputPosition, decide_record, record_identity
-from seqgate.streams.rules.policy import Policy, PolicyError, UndecidableEvent, decide_position
+from seqgate.streams.rules.policy import Policy, decide_position
 from seqgate.streams.state.keys import STREAM_TIME_KEY
 from tests.support.events import event as sample_event
 

@@ -19,13 +19,14 @@ from hypothesis import strategies as st
 from seqgate.schemas.codec import SEEN_EVENT, WATERMARK
 from seqgate.schemas.reconciled import expectation
 from seqgate.schemas.records import ObjectEvent, OutboxRecord, SeenEvent, Watermark
+from seqgate.streams.errors import UndecidableEvent
 from seqgate.streams.rules.decider import (
     InputPosition,
     decide_record,
     purgeable,
     record_identity,
 )
-from seqgate.streams.rules.policy import Policy, UndecidableEvent
+from seqgate.streams.rules.policy import Policy
 from seqgate.streams.state.keys import (
     LATEST_PREFIX,
     SEEN_PREFIX,

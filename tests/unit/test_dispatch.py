@@ -33,9 +33,9 @@ from seqgate.streams.dispatch.destinations import (
     PostgresDestination,
     Result,
     SqliteDestination,
-    TransientError,
 )
 from seqgate.streams.dispatch.keys import position_key
+from seqgate.streams.errors import TransientError
 from seqgate.streams.rules.policy import Policy
 from tests.support.dispatch import (
     check_newest_won,

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from seqgate.schemas.ordering import AWS_SEQUENCER_ORDER, NUMERIC_SEQUENCER_ORDER, PositionOrder
 from seqgate.schemas.records import ObjectEvent, OutboxRecord
-from seqgate.streams.dispatch.keys import InvalidVersion, offset_key, position_key, version_key
+from seqgate.streams.dispatch.keys import offset_key, position_key, version_key
+from seqgate.streams.errors import InvalidVersion
 from seqgate.streams.rules.policy import Policy
 
 ORDERS = [AWS_SEQUENCER_ORDER, NUMERIC_SEQUENCER_ORDER]

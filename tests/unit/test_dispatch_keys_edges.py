@@ -7,7 +7,8 @@ import pytest
 
 from seqgate.schemas.ordering import NUMERIC_SEQUENCER_ORDER
 from seqgate.schemas.records import OutboxRecord
-from seqgate.streams.dispatch.keys import InvalidVersion, offset_key, position_key, version_key
+from seqgate.streams.dispatch.keys import offset_key, position_key, version_key
+from seqgate.streams.errors import InvalidVersion
 from seqgate.streams.rules.policy import Policy
 from tests.support.events import event
 

@@ -15,8 +15,8 @@ from seqgate.schemas import faust_codec
 from seqgate.schemas.avro_codec import AvroCodec
 from seqgate.schemas.codec import DECISION_RECORD, OUTBOX_RECORD, REJECTED_RECORD
 from seqgate.schemas.confluent import confluent_frame
+from seqgate.schemas.errors import CodecError
 from seqgate.schemas.records import DecisionRecord, ObjectEvent, OutboxRecord, RejectedRecord
-from seqgate.schemas.wire import CodecError
 
 EVENT = ObjectEvent(
     "s3-1",

@@ -15,9 +15,10 @@ from __future__ import annotations
 import pytest
 from seqgate_devtools.samples import s3_notification, s3_record, to_bytes
 
+from seqgate.connectors.errors import FilterError
 from seqgate.connectors.parsers.normalize import normalize
 from seqgate.connectors.parsers.results import Ignored, ParseResult
-from seqgate.connectors.publish.filters import BridgeTally, EventFilter, FilterError
+from seqgate.connectors.publish.filters import BridgeTally, EventFilter
 from seqgate.schemas.reasons import RejectReason
 from seqgate.schemas.records import ObjectEvent
 from tests.support.filter_cli import clean_environment as clean_environment

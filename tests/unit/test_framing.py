@@ -30,20 +30,16 @@ from fastavro import schemaless_writer
 from fastavro.schema import parse_schema
 
 from seqgate.cli import cli
-from seqgate.runtime.errors import UsageError
-from seqgate.runtime.schema_registry import (
-    ConfluentSchemaRegistry,
-    RegistrySettings,
-    SchemaRegistryUnreachable,
-    connect,
-)
+from seqgate.runtime.errors import SchemaRegistryUnreachable, UsageError
+from seqgate.runtime.schema_registry import ConfluentSchemaRegistry, RegistrySettings, connect
 from seqgate.schemas.avro_codec import AvroCodec
 from seqgate.schemas.avro_schemas import schema_fingerprint, standalone_schema_json
 from seqgate.schemas.codec import DECISION_RECORD, OBJECT_EVENT, OUTBOX_RECORD, REJECTED_RECORD
 from seqgate.schemas.confluent import confluent_frame
+from seqgate.schemas.errors import CodecError
 from seqgate.schemas.framing import SINGLE_OBJECT, Framing
 from seqgate.schemas.records import DecisionRecord, ObjectEvent, OutboxRecord, RejectedRecord
-from seqgate.schemas.wire import SINGLE_OBJECT_MAGIC, CodecError
+from seqgate.schemas.wire import SINGLE_OBJECT_MAGIC
 from tests.support.kafka_helpers import closed_port
 from tests.support.paths import REPO
 

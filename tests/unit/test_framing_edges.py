@@ -9,9 +9,10 @@ from seqgate.schemas.avro_codec import AvroCodec
 from seqgate.schemas.avro_schemas import PARSED_SCHEMAS
 from seqgate.schemas.codec import OBJECT_EVENT, OUTBOX_RECORD
 from seqgate.schemas.confluent import confluent_frame
+from seqgate.schemas.errors import CodecError
 from seqgate.schemas.framing import SINGLE_OBJECT, Framing
 from seqgate.schemas.records import ObjectEvent, OutboxRecord
-from seqgate.schemas.wire import SINGLE_OBJECT_HEADER_LEN, CodecError
+from seqgate.schemas.wire import SINGLE_OBJECT_HEADER_LEN
 from tests.support.events import event as sample_event
 
 # Above 2**24, so that every one of the id's four bytes counts.

@@ -13,7 +13,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
 from seqgate.connectors.auth.gcs_oidc import GcsPushVerifier, load_jwks
-from seqgate.connectors.auth.shared import WebhookAuthError
+from seqgate.connectors.errors import WebhookAuthError
 from seqgate.connectors.parsers.json_fields import MAX_JSON_DEPTH
 from tests.support.gcs_tokens import (
     ACCOUNT,

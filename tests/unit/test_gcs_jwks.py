@@ -20,11 +20,10 @@ from seqgate.connectors.auth.gcs_jwks import (
     MAX_TTL_S,
     MIN_TTL_S,
     JwksCache,
-    JwksFetchError,
     cache_lifetime,
 )
 from seqgate.connectors.auth.gcs_oidc import GcsPushVerifier
-from seqgate.connectors.auth.shared import WebhookAuthError
+from seqgate.connectors.errors import JwksFetchError, WebhookAuthError
 from tests.support.clock import ManualClock
 from tests.support.environment import clean_env
 from tests.support.gcs_tokens import ACCOUNT, AUDIENCE, NOW, claims, jwk, sign

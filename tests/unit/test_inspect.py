@@ -14,7 +14,8 @@ from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import OffsetSpec  # type: ignore[attr-defined]
 
 from seqgate.schemas.identity import identity_partition, java_murmur2
-from seqgate.streams.tools.inspect import InspectError, list_offsets
+from seqgate.streams.errors import InspectError
+from seqgate.streams.tools.inspect import list_offsets
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,8 @@ from collections.abc import Callable
 import pytest
 
 from seqgate.connectors.parsers import json_fields as jf
-from seqgate.schemas.reasons import RecordRejected, RejectReason
+from seqgate.schemas.errors import RecordRejected
+from seqgate.schemas.reasons import RejectReason
 
 MISSING = RejectReason.MISSING_FIELD
 INVALID = RejectReason.INVALID_FIELD

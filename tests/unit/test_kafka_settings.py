@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from seqgate.runtime.errors import KafkaSettingsError
 from seqgate.runtime.kafka_clients import client_config
 from seqgate.runtime.kafka_settings import (
     ClientProperty,
-    KafkaSettingsError,
     build_settings,
     from_environment,
     is_secret,

@@ -34,13 +34,8 @@ from seqgate.connectors.parsers.results import ParseResult
 from seqgate.connectors.sources.files import split_messages
 from seqgate.schemas import limits
 from seqgate.schemas.codec import OBJECT_EVENT
-from seqgate.schemas.limits import (
-    MAX_EVENT_BYTES,
-    MAX_SIZE,
-    TEXT_LIMITS,
-    FieldLimitError,
-    check_event,
-)
+from seqgate.schemas.errors import FieldLimitError
+from seqgate.schemas.limits import MAX_EVENT_BYTES, MAX_SIZE, TEXT_LIMITS, check_event
 from seqgate.schemas.reasons import Rejection, RejectReason
 from seqgate.schemas.records import ObjectEvent
 from tests.support.gcs_samples import notification as gcs_notification

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 from azure.storage.blob import BlobServiceClient, ContainerClient
 
-from seqgate.connectors.listing import ListingError
+from seqgate.connectors.errors import ListingError
 from seqgate.connectors.listing.azure import list_azure
 from tests.support.azurite import azurite_blob, connection_string
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from seqgate.connectors.listing import ListingError
+from seqgate.connectors.errors import ListingError
 from seqgate.connectors.listing.s3 import list_s3, listing_client
 from seqgate.schemas.listing import ListedObject
 from tests.support.moto_helpers import AWS_ENV, aws_client, moto_server

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from seqgate.connectors.parsers.s3.object_keys import object_key
-from seqgate.schemas.reasons import RecordRejected, RejectReason
+from seqgate.schemas.errors import RecordRejected
+from seqgate.schemas.reasons import RejectReason
 
 PATH = "Records[0].s3.object"
 

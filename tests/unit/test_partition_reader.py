@@ -10,12 +10,8 @@ from typing import Any, cast
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
-from seqgate.runtime.partition_reader import (
-    PartitionReader,
-    PartitionReadFailed,
-    PartitionStalled,
-    reader_config,
-)
+from seqgate.runtime.errors import PartitionStalled
+from seqgate.runtime.partition_reader import PartitionReader, PartitionReadFailed, reader_config
 
 
 class _Message:

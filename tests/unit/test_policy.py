@@ -7,7 +7,8 @@ import pytest
 from seqgate.schemas.outcomes import Outcome
 from seqgate.schemas.reasons import RejectReason
 from seqgate.schemas.records import ObjectEvent, Watermark
-from seqgate.streams.rules.policy import Policy, UndecidableEvent, decide
+from seqgate.streams.errors import UndecidableEvent
+from seqgate.streams.rules.policy import Policy, decide
 
 
 def event(position: str | None, kind: str = "created") -> ObjectEvent:

@@ -12,11 +12,10 @@ from typing import Any
 import pytest
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
-from seqgate.runtime.errors import WorkerFatalError
+from seqgate.runtime.errors import ProducerLost, WorkerFatalError
 from seqgate.runtime.renewal import (
     MOST_HUNG_PRODUCERS,
     MOST_RENEWALS_WITHOUT_COMMIT,
-    ProducerLost,
     RenewalBudget,
     lost_producer,
     renewable,

@@ -9,7 +9,8 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException
 from seqgate_devtools.samples import s3_notification, s3_record, to_bytes
 
-from seqgate.connectors.publish.publisher import EventPublisher, PublishError, Topics
+from seqgate.connectors.errors import PublishError
+from seqgate.connectors.publish.publisher import EventPublisher, Topics
 from seqgate.runtime.kafka_settings import KafkaSettings
 
 

@@ -9,13 +9,13 @@ import pytest
 from click.testing import CliRunner
 
 from seqgate.cli import cli
+from seqgate.streams.errors import ResetError
 from seqgate.streams.tools.inspect import (
     GroupDescription,
     GroupMember,
 )
 from seqgate.streams.tools.reset_plan import (
     OffsetTarget,
-    ResetError,
     TargetKind,
     active_members_message,
     parse_datetime,

@@ -18,12 +18,8 @@ from aiohttp.test_utils import BaseTestServer, TestClient, TestServer
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from seqgate.connectors.auth.header_secret import verify_header_secret
-from seqgate.connectors.auth.shared import MISSING, WRONG, WebhookAuthError
-from seqgate.connectors.auth.sns_signature import (
-    SnsVerificationError,
-    SnsVerifier,
-    decode_sns_message,
-)
+from seqgate.connectors.auth.sns_signature import SnsVerifier, decode_sns_message
+from seqgate.connectors.errors import MISSING, WRONG, SnsVerificationError, WebhookAuthError
 from seqgate.connectors.publish.publisher import EventPublisher, Topics
 from seqgate.connectors.sources.http_server import HttpBridge
 from seqgate.connectors.sources.http_settings import ROUTES, HttpSettings

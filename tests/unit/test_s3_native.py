@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 from seqgate_devtools.samples import s3_notification, s3_record
 
+from seqgate.connectors.errors import KeyEncodingError
 from seqgate.connectors.parsers.results import Ignored
 from seqgate.connectors.parsers.s3.event_ids import fallback_event_id, s3_event_id
 from seqgate.connectors.parsers.s3.native import ParseResult, parse_s3_records
-from seqgate.connectors.parsers.s3.object_keys import KeyEncodingError, decode_form_key
+from seqgate.connectors.parsers.s3.object_keys import decode_form_key
 from seqgate.schemas.reasons import Rejection, RejectReason
 from seqgate.schemas.records import ObjectEvent
 from tests.support.builders import (

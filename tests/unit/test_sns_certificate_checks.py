@@ -18,11 +18,11 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from seqgate.connectors.auth.sns_signature import (
     DEFAULT_HOST_PATTERN,
-    SnsVerificationError,
     SnsVerifier,
     check_sns_url,
     verify_signature,
 )
+from seqgate.connectors.errors import SnsVerificationError
 from tests.support.sns_certificates import (
     NOW,
     TOPIC,

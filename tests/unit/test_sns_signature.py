@@ -18,12 +18,12 @@ import pytest
 from seqgate.connectors.auth.sns_signature import (
     DEFAULT_HOST_PATTERN,
     CertificateCache,
-    SnsVerificationError,
     SnsVerifier,
     check_sns_url,
     string_to_sign,
     verify_signature,
 )
+from seqgate.connectors.errors import SnsVerificationError
 from tests.support.sns_certificates import (
     CERT_URL,
     NOW,

@@ -9,12 +9,12 @@ import pytest
 
 from seqgate.connectors.auth.sns_signature import (
     DEFAULT_HOST_PATTERN,
-    SnsVerificationError,
     check_sns_url,
     parse_timestamp,
     string_to_sign,
     verify_signature,
 )
+from seqgate.connectors.errors import SnsVerificationError
 
 
 def test_a_notification_without_subject_signs_every_other_member() -> None:

@@ -16,22 +16,14 @@ import pytest
 
 from seqgate.schemas.codec import WATERMARK
 from seqgate.schemas.records import Watermark
-from seqgate.streams.state.recovery import (
-    MAX_REBUILDS,
-    Rebuild,
-    StateRecoveryError,
-    open_checked,
-    restore_checked,
-)
-from seqgate.streams.state.restore import ChangelogBehind
-from seqgate.streams.state.store import (
-    PartitionStore,
+from seqgate.streams.errors import (
+    ChangelogBehind,
     StateDamaged,
-    StateDirectory,
+    StateRecoveryError,
     StateUnavailable,
-    StoreIdentity,
-    watermark_key,
 )
+from seqgate.streams.state.recovery import MAX_REBUILDS, Rebuild, open_checked, restore_checked
+from seqgate.streams.state.store import PartitionStore, StateDirectory, StoreIdentity, watermark_key
 from tests.support.state_damage import DAMAGE, fill, flip_sst_bytes, sst_files
 from tests.support.state_damage import small_disk as small_disk
 

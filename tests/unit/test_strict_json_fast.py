@@ -13,8 +13,9 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from seqgate.connectors.errors import JsonRefused
 from seqgate.connectors.parsers import strict_json
-from seqgate.connectors.parsers.strict_json import JsonRefused, decode_json
+from seqgate.connectors.parsers.strict_json import decode_json
 
 _NAMES = st.sampled_from(["a", "b", "é", "Records", "x:y", "", "\\", '"', "\x01", "\ud800"])
 _SCALARS = st.one_of(

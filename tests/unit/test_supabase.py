@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seqgate.connectors.auth.shared import WebhookAuthError
 from seqgate.connectors.auth.supabase import verify_supabase_secret
+from seqgate.connectors.errors import WebhookAuthError
 from seqgate.connectors.parsers.results import Ignored, ParseResult
 from seqgate.connectors.parsers.supabase import (
     looks_like_supabase,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from seqgate.runtime.errors import TopicConfigError
 from seqgate.runtime.topic_check import (
     MISMATCH,
     OK,
@@ -21,7 +22,6 @@ from seqgate.runtime.topic_check import (
     summary,
 )
 from seqgate.runtime.topics import (
-    TopicConfigError,
     changelog_topic,
     family_configs,
     parse_topic_config,

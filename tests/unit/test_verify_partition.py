@@ -12,9 +12,9 @@ import pytest
 
 from seqgate.runtime.kafka_settings import KafkaSettings
 from seqgate.schemas.codec import OUTBOX_RECORD, REJECTED_RECORD, SEEN_EVENT, WATERMARK
+from seqgate.schemas.errors import CodecError
 from seqgate.schemas.reasons import RejectReason
 from seqgate.schemas.records import OutboxRecord, RejectedRecord, SeenEvent, Watermark
-from seqgate.schemas.wire import CodecError
 from seqgate.streams.rules.policy import Policy
 from seqgate.streams.state.keys import (
     STREAM_TIME_KEY,

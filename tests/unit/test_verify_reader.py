@@ -17,15 +17,10 @@ from seqgate.schemas.codec import OBJECT_EVENT, OUTBOX_RECORD, REJECTED_RECORD
 from seqgate.schemas.framing import SINGLE_OBJECT, Framing
 from seqgate.schemas.reasons import RejectReason
 from seqgate.schemas.records import RejectedRecord
+from seqgate.streams.errors import VerifyError
 from seqgate.streams.rules.policy import Policy
 from seqgate.streams.tools.replay import InputRecord, PartitionReplay
-from seqgate.streams.tools.verify import (
-    PartitionReport,
-    VerifyError,
-    VerifyTarget,
-    _Reader,
-    verify,
-)
+from seqgate.streams.tools.verify import PartitionReport, VerifyTarget, _Reader, verify
 from tests.support.events import event
 from tests.support.memory_registry import MemoryRegistry
 from tests.support.standin_cluster import Cluster, Stored

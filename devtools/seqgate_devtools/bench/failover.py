@@ -38,7 +38,6 @@ from seqgate.runtime.kafka_clients import client_config
 from seqgate.runtime.kafka_settings import KafkaSettings
 from seqgate.runtime.topics import create_topics, pipeline_topics
 from seqgate_devtools.bench.failover_group import (
-    FailoverError,
     GroupWatch,
     WorkerPlan,
     WorkerProcess,
@@ -61,6 +60,7 @@ from seqgate_devtools.bench.failover_report import (
 from seqgate_devtools.bench.machine import environment
 from seqgate_devtools.bench.runner import delete_topics, preload, progress
 from seqgate_devtools.bench.workload import WorkloadSpec, build_workload
+from seqgate_devtools.errors import FailoverError
 
 __all__ = ["FailoverError", "FailoverRun", "FailoverSettings", "run_failover"]
 

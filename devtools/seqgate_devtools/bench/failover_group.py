@@ -24,15 +24,12 @@ from confluent_kafka.admin import AdminClient
 from seqgate.runtime.kafka_clients import client_config
 from seqgate.runtime.kafka_settings import KafkaSettings
 from seqgate_devtools.bench.failover_report import log_entry
+from seqgate_devtools.errors import FailoverError
 
 __all__ = ["FailoverError", "GroupWatch", "WorkerPlan", "WorkerProcess", "wait_until"]
 
 _POLL_S = 0.05  # how often a wait looks again: the figures are read from the logs, not here
 _STOP_S = 60.0
-
-
-class FailoverError(RuntimeError):
-    """Something the stage waited for did not happen in time, or a worker died."""
 
 
 # ---- the worker processes ------------------------------------------------------------------

@@ -8,13 +8,13 @@ import time
 
 from seqgate.runtime.kafka_settings import KafkaSettings
 from seqgate.schemas.codec import OBJECT_EVENT
-from seqgate_devtools.bench.failover_group import FailoverError
 from seqgate_devtools.bench.produce import (
     DeliveryErrors,
     bridge_like_producer,
     produce_waiting,
 )
 from seqgate_devtools.bench.workload import identity_key, make_event
+from seqgate_devtools.errors import FailoverError
 
 __all__ = ["OfferedLoad"]
 

@@ -19,8 +19,8 @@ storage format and broker processes), ``processes`` (signalling and waiting), ``
 ``handle`` (:class:`BrokerHandle` and its state file),
 ``cluster_config`` (a cluster's listen address, ports and node properties),
 ``cluster_handle`` (:class:`ClusterHandle` and its state file), ``cluster_probe`` (brokers
-and ISR from the metadata), ``errors`` and ``files``. The cluster's modules import one way:
-``cluster_handle`` > ``cluster_nodes`` > ``cluster_probe``.
+and ISR from the metadata), ``log_tails`` (what explains a failure) and ``files``. The
+cluster's modules import one way: ``cluster_handle`` > ``cluster_nodes`` > ``cluster_probe``.
 """
 
 from seqgate_devtools.broker.bounce import kill_broker, restart_broker
@@ -29,7 +29,6 @@ from seqgate_devtools.broker.cluster_config import validate_listen_address
 from seqgate_devtools.broker.cluster_handle import ClusterHandle, load_cluster_state
 from seqgate_devtools.broker.cluster_nodes import NodeHandle
 from seqgate_devtools.broker.cluster_probe import PartitionState
-from seqgate_devtools.broker.errors import BrokerError
 from seqgate_devtools.broker.handle import (
     BrokerHandle,
     broker_status,
@@ -52,6 +51,7 @@ from seqgate_devtools.broker.security import (
     read_client_properties,
     write_unrelated_ca,
 )
+from seqgate_devtools.errors import BrokerError
 
 __all__ = [
     "KAFKA_VERSION",

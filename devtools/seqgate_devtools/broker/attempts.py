@@ -24,11 +24,12 @@ from seqgate_devtools.broker.datadir import (
     throwaway_data_dir,
     wipeable_entries,
 )
-from seqgate_devtools.broker.errors import BrokerError, failure_detail
 from seqgate_devtools.broker.files import Progress, file_lock, say
 from seqgate_devtools.broker.jars import ensure_kafka_jars
 from seqgate_devtools.broker.locations import default_data_dir, default_state_file
+from seqgate_devtools.broker.log_tails import failure_detail
 from seqgate_devtools.broker.toolchain import find_java
+from seqgate_devtools.errors import BrokerError
 
 __all__ = [
     "START_ATTEMPTS",

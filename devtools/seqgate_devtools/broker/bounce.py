@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import signal
 
-from seqgate_devtools.broker.errors import BrokerError
 from seqgate_devtools.broker.files import Progress, say, write_json_atomic
 from seqgate_devtools.broker.handle import BrokerHandle
 from seqgate_devtools.broker.jars import ensure_kafka_jars
@@ -28,6 +27,7 @@ from seqgate_devtools.broker.processes import (
 )
 from seqgate_devtools.broker.toolchain import find_java
 from seqgate_devtools.broker.watchdog import spawn_watchdog
+from seqgate_devtools.errors import BrokerError
 
 __all__ = ["kill_broker", "restart_broker"]
 

@@ -34,11 +34,11 @@ from seqgate_devtools.broker.cluster_handle import ClusterHandle, load_cluster_s
 from seqgate_devtools.broker.cluster_nodes import NodeHandle, spawn_node, stop_nodes
 from seqgate_devtools.broker.config import cluster_id
 from seqgate_devtools.broker.datadir import prepare_data_dir
-from seqgate_devtools.broker.errors import BrokerError
 from seqgate_devtools.broker.files import Progress, resource_bytes, say
 from seqgate_devtools.broker.handle import is_running, load_state
 from seqgate_devtools.broker.jvm import address_in_use, format_storage
 from seqgate_devtools.broker.locations import HOST, KAFKA_VERSION, default_state_file
+from seqgate_devtools.errors import BrokerError
 
 __all__ = ["running_cluster", "start_cluster", "stop_cluster"]
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from seqgate_devtools.broker import security as sec
 from seqgate_devtools.broker.config import free_ports
-from seqgate_devtools.broker.errors import BrokerError
 from seqgate_devtools.broker.locations import HOST
+from seqgate_devtools.errors import BrokerError
 
 __all__ = [
     "MAX_NODES",

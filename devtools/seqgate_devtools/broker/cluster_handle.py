@@ -22,13 +22,14 @@ from seqgate_devtools.broker.cluster_probe import (
     partition_state,
     registered_brokers,
 )
-from seqgate_devtools.broker.errors import BrokerError, failure_detail
 from seqgate_devtools.broker.files import Progress, file_lock, say, write_json_atomic
 from seqgate_devtools.broker.jars import ensure_kafka_jars
 from seqgate_devtools.broker.locations import HOST, KAFKA_VERSION
+from seqgate_devtools.broker.log_tails import failure_detail
 from seqgate_devtools.broker.probe import broker_answers
 from seqgate_devtools.broker.recorded import RecordedAccess
 from seqgate_devtools.broker.toolchain import find_java
+from seqgate_devtools.errors import BrokerError
 
 __all__ = [
     "ClusterHandle",

@@ -17,10 +17,10 @@ from typing import Any
 
 from seqgate_devtools.broker.cluster_config import NODE_HEAP, NODE_JVM_FLAGS
 from seqgate_devtools.broker.cluster_probe import registered_brokers
-from seqgate_devtools.broker.errors import BrokerError
 from seqgate_devtools.broker.jvm import await_answer, spawn_broker
 from seqgate_devtools.broker.processes import is_broker_process, reap, signal_group, wait_gone
 from seqgate_devtools.broker.watchdog import disarm_watchdog, spawn_watchdog
+from seqgate_devtools.errors import BrokerError
 
 __all__ = ["NodeHandle", "await_nodes", "spawn_node", "stop_nodes"]
 

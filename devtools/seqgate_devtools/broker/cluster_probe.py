@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from seqgate_devtools.broker import security as sec
-from seqgate_devtools.broker.errors import BrokerError
+from seqgate_devtools.errors import BrokerError
 
 __all__ = ["PartitionState", "partition_state", "registered_brokers"]
 

@@ -11,7 +11,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from seqgate_devtools.broker.errors import BrokerError
+from seqgate_devtools.errors import BrokerError
 
 __all__ = ["prepare_data_dir", "throwaway_data_dir", "wipeable_entries"]
 

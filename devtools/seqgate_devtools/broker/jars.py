@@ -17,10 +17,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from seqgate_devtools.broker.errors import BrokerError, tail_text
 from seqgate_devtools.broker.files import Progress, fill_once, resource_bytes, say
 from seqgate_devtools.broker.locations import KAFKA_VERSION, SCALA_VERSION, kafka_home
+from seqgate_devtools.broker.log_tails import tail_text
 from seqgate_devtools.broker.toolchain import MAVEN_INSTALL_HINT, find_mvn
+from seqgate_devtools.errors import BrokerError
 
 __all__ = ["ensure_kafka_jars"]
 

@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import BinaryIO
 
 from seqgate_devtools.broker.config import cluster_id
-from seqgate_devtools.broker.errors import BrokerError, tail_file
 from seqgate_devtools.broker.locations import HOST
+from seqgate_devtools.broker.log_tails import tail_file
 from seqgate_devtools.broker.probe import broker_answers
 from seqgate_devtools.broker.processes import dir_flag, terminate
+from seqgate_devtools.errors import BrokerError
 
 __all__ = ["address_in_use", "await_answer", "format_storage", "launch", "spawn_broker"]
 

@@ -39,13 +39,13 @@ from seqgate_devtools.broker.attempts import StartOptions, StartPlan, start, thr
 from seqgate_devtools.broker.cluster_handle import load_cluster_state
 from seqgate_devtools.broker.config import free_ports, write_server_properties
 from seqgate_devtools.broker.datadir import prepare_data_dir
-from seqgate_devtools.broker.errors import BrokerError
 from seqgate_devtools.broker.files import Progress, resource_bytes, say, write_json_atomic
 from seqgate_devtools.broker.handle import BrokerHandle, is_running, load_state
 from seqgate_devtools.broker.jvm import address_in_use, format_storage, launch
 from seqgate_devtools.broker.locations import HOST, KAFKA_VERSION
 from seqgate_devtools.broker.processes import terminate
 from seqgate_devtools.broker.watchdog import disarm_watchdog, spawn_watchdog
+from seqgate_devtools.errors import BrokerError
 
 __all__ = ["running_broker", "start_broker", "stop_broker"]
 

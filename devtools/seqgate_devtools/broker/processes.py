@@ -14,7 +14,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from seqgate_devtools.broker.errors import BrokerError
+from seqgate_devtools.errors import BrokerError
 
 __all__ = [
     "dir_flag",

@@ -8,8 +8,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from seqgate_devtools.broker.errors import BrokerError
 from seqgate_devtools.broker.locations import KAFKA_VERSION, kafka_home
+from seqgate_devtools.errors import BrokerError
 
 __all__ = ["MAVEN_INSTALL_HINT", "find_java", "find_mvn"]
 

@@ -13,13 +13,8 @@ import base64
 from typing import Final
 from urllib.parse import unquote_to_bytes
 
-from seqgate.connectors.auth.shared import (
-    MISSING,
-    WRONG,
-    WebhookAuthError,
-    hmac_digest,
-    same_secret,
-)
+from seqgate.connectors.auth.shared import hmac_digest, same_secret
+from seqgate.connectors.errors import MISSING, WRONG, WebhookAuthError
 
 __all__ = ["APPWRITE_SIGNATURE_HEADER", "verify_appwrite_signature"]
 

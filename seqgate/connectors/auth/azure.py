@@ -6,7 +6,8 @@ or in a delivery header.
 
 from __future__ import annotations
 
-from seqgate.connectors.auth.shared import MISSING, WRONG, WebhookAuthError, same_secret
+from seqgate.connectors.auth.shared import same_secret
+from seqgate.connectors.errors import MISSING, WRONG, WebhookAuthError
 
 __all__ = ["verify_azure_secret"]
 
@@ -14,7 +15,7 @@ __all__ = ["verify_azure_secret"]
 def verify_azure_secret(query_secret: str | None, header_secret: str | None, expected: str) -> None:
     """Check the shared secret of an Event Grid webhook, given in the query string or a header.
 
-    Raises :class:`~seqgate.connectors.auth.shared.WebhookAuthError` with 401 when
+    Raises :class:`~seqgate.connectors.errors.WebhookAuthError` with 401 when
     neither carries a secret (None and empty are the same) and 403 when one
     that is given differs from ``expected``: every secret presented must be
     right. Comparisons take constant time. Raises ValueError when ``expected``

@@ -10,13 +10,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from seqgate.connectors.auth.shared import (
-    MISSING,
-    WRONG,
-    WebhookAuthError,
-    hmac_digest,
-    same_secret,
-)
+from seqgate.connectors.auth.shared import hmac_digest, same_secret
+from seqgate.connectors.errors import MISSING, WRONG, WebhookAuthError
 from seqgate.connectors.parsers.json_fields import show
 
 __all__ = ["B2_SIGNATURE_HEADER", "verify_b2_signature"]

@@ -6,13 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from seqgate.connectors.auth.shared import (
-    MISSING,
-    WRONG,
-    WebhookAuthError,
-    readable_credentials,
-    same_secret,
-)
+from seqgate.connectors.auth.shared import readable_credentials, same_secret
+from seqgate.connectors.errors import MISSING, WRONG, WebhookAuthError
 
 __all__ = ["AUTHORIZATION", "verify_bearer_token"]
 
@@ -22,7 +17,7 @@ AUTHORIZATION: Final = "Authorization"
 def verify_bearer_token(headers: Mapping[str, str], token: str) -> None:
     """Check that ``headers`` carry ``Authorization: Bearer <token>``.
 
-    Raises :class:`~seqgate.connectors.auth.shared.WebhookAuthError`: 401 when the
+    Raises :class:`~seqgate.connectors.errors.WebhookAuthError`: 401 when the
     header is missing or not a Bearer token, 403 when it is not UTF-8 text or
     the token differs (compared in constant time).
     """

@@ -15,14 +15,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Final
 
-from seqgate.connectors.auth.shared import (
-    MISSING,
-    WRONG,
-    WebhookAuthError,
-    check_timestamp_window,
-    hmac_digest,
-    same_secret,
-)
+from seqgate.connectors.auth.shared import check_timestamp_window, hmac_digest, same_secret
+from seqgate.connectors.errors import MISSING, WRONG, WebhookAuthError
 from seqgate.connectors.parsers.json_fields import show
 from seqgate.connectors.parsers.webhook_fields import header_value
 

@@ -11,13 +11,8 @@ from __future__ import annotations
 import hashlib
 from typing import Final
 
-from seqgate.connectors.auth.shared import (
-    MISSING,
-    WRONG,
-    WebhookAuthError,
-    check_timestamp_window,
-    same_secret,
-)
+from seqgate.connectors.auth.shared import check_timestamp_window, same_secret
+from seqgate.connectors.errors import MISSING, WRONG, WebhookAuthError
 from seqgate.connectors.parsers.json_fields import show
 
 __all__ = [

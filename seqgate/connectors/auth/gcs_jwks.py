@@ -39,6 +39,7 @@ from typing import Any, Final
 
 from cryptography.hazmat.primitives.asymmetric.rsa import RSAPublicKey, RSAPublicNumbers
 
+from seqgate.connectors.errors import JwksFetchError
 from seqgate.connectors.parsers.json_fields import show
 
 __all__ = [
@@ -48,7 +49,6 @@ __all__ = [
     "MIN_TTL_S",
     "JsonWebKeys",
     "JwksCache",
-    "JwksFetchError",
     "b64url_decode",
     "cache_lifetime",
     "load_jwks",
@@ -168,10 +168,6 @@ def cache_lifetime(cache_control: str | None) -> float:
 
 
 # --------------------------------------------------------------------------- fetching
-
-
-class JwksFetchError(Exception):
-    """The keys could not be fetched or read: one line naming the URL and the cause."""
 
 
 Fetcher = Callable[[str, float], tuple[str, str | None]]

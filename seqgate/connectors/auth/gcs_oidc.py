@@ -18,7 +18,7 @@ and is deterministic under an injected clock.
 The header's ``alg`` must be ``RS256``: ``none`` and the HMAC algorithms are
 refused outright, since accepting them would let anyone who knows a public key
 forge tokens. Every failed check raises
-:class:`~seqgate.connectors.auth.shared.WebhookAuthError`: 401 when the credential is
+:class:`~seqgate.connectors.errors.WebhookAuthError`: 401 when the credential is
 missing or not a bearer token, 403 for every token that is present but fails.
 """
 
@@ -44,7 +44,7 @@ from seqgate.connectors.auth.gcs_jwks import (
     b64url_decode,
     load_jwks,
 )
-from seqgate.connectors.auth.shared import MISSING, WRONG, WebhookAuthError
+from seqgate.connectors.errors import MISSING, WRONG, WebhookAuthError
 from seqgate.connectors.parsers.json_fields import nesting_exceeds, show
 
 __all__ = [

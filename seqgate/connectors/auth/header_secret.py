@@ -8,13 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from seqgate.connectors.auth.shared import (
-    MISSING,
-    WRONG,
-    WebhookAuthError,
-    readable_credentials,
-    same_secret,
-)
+from seqgate.connectors.auth.shared import readable_credentials, same_secret
+from seqgate.connectors.errors import MISSING, WRONG, WebhookAuthError
 
 __all__ = ["verify_header_secret"]
 
@@ -22,7 +17,7 @@ __all__ = ["verify_header_secret"]
 def verify_header_secret(headers: Mapping[str, str], name: str, expected: str) -> None:
     """Check that header ``name`` of ``headers`` carries ``expected``.
 
-    Raises :class:`~seqgate.connectors.auth.shared.WebhookAuthError`: 401 when the
+    Raises :class:`~seqgate.connectors.errors.WebhookAuthError`: 401 when the
     header is missing, 403 when it is not UTF-8 text or differs (compared in
     constant time).
     """

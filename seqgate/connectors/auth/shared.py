@@ -4,7 +4,7 @@ A provider's check (an HMAC signature, a shared secret, an OIDC token) raises
 :class:`WebhookAuthError` with the HTTP status to answer - 401 when the credential
 is missing, 403 when it is present but wrong, forged or outside its time window -
 and a message naming what failed. It is the one error family of webhook authentication
-(SNS's :class:`~seqgate.connectors.auth.sns_signature.SnsVerificationError` is one, always
+(SNS's :class:`~seqgate.connectors.errors.SnsVerificationError` is one, always
 403). The HTTP bridge counts and logs the failure, answers it through its one status
 mapping (``seqgate.connectors.sources.route_table.refusal``) and never writes the request
 to Kafka.
@@ -19,33 +19,16 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Iterable, Mapping
-from typing import Final
 
+from seqgate.connectors.errors import WRONG, WebhookAuthError
 from seqgate.connectors.parsers.json_fields import is_text
 
 __all__ = [
-    "MISSING",
-    "WRONG",
-    "WebhookAuthError",
     "check_timestamp_window",
     "hmac_digest",
     "readable_credentials",
     "same_secret",
 ]
-
-MISSING: Final = 401
-WRONG: Final = 403
-
-
-class WebhookAuthError(Exception):
-    """A request failed authentication: answer ``status`` (401 or 403)."""
-
-    def __init__(self, status: int, message: str) -> None:
-        if status not in (MISSING, WRONG):  # the bridge maps exactly these two
-            raise ValueError(f"an authentication failure is {MISSING} or {WRONG}, not {status}")
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 def same_secret(given: str | bytes, expected: str | bytes) -> bool:

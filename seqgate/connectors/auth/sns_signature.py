@@ -21,7 +21,7 @@ Certificates are fetched through an injectable callable (URL -> PEM bytes), so
 tests can serve a certificate they generated; :class:`CertificateCache` is the
 production fetcher (``urllib`` with a timeout, cached by URL). Everything else
 here is pure. A failed check raises :class:`SnsVerificationError` with a
-one-line reason: a :class:`~seqgate.connectors.auth.shared.WebhookAuthError` whose
+one-line reason: a :class:`~seqgate.connectors.errors.WebhookAuthError` whose
 status is always 403 (an SNS message carries its credential, so none is "missing").
 """
 
@@ -45,14 +45,13 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
-from seqgate.connectors.auth.shared import WRONG, WebhookAuthError
+from seqgate.connectors.errors import SnsVerificationError
 from seqgate.connectors.parsers.json_fields import nesting_exceeds
 
 __all__ = [
     "DEFAULT_HOST_PATTERN",
     "DEFAULT_MAX_AGE_SECONDS",
     "CertificateCache",
-    "SnsVerificationError",
     "SnsVerifier",
     "check_sns_url",
     "decode_sns_message",
@@ -84,13 +83,6 @@ _HASHES: Final[Mapping[str, Callable[[], hashes.HashAlgorithm]]] = {
     "2": hashes.SHA256,
 }
 _MAX_CERTIFICATE_BYTES: Final = 64 * 1024
-
-
-class SnsVerificationError(WebhookAuthError):
-    """The message is not an authentic, current SNS message for a configured topic (403)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(WRONG, message)
 
 
 def decode_sns_message(raw: bytes) -> dict[str, object]:

@@ -5,7 +5,8 @@ The webhook sends the secret in a header chosen when it is created.
 
 from __future__ import annotations
 
-from seqgate.connectors.auth.shared import MISSING, WRONG, WebhookAuthError, same_secret
+from seqgate.connectors.auth.shared import same_secret
+from seqgate.connectors.errors import MISSING, WRONG, WebhookAuthError
 
 __all__ = ["verify_supabase_secret"]
 
@@ -13,7 +14,7 @@ __all__ = ["verify_supabase_secret"]
 def verify_supabase_secret(header_value: str | None, expected: str) -> None:
     """Check the shared-secret header of a Supabase database webhook.
 
-    Raises :class:`~seqgate.connectors.auth.shared.WebhookAuthError`: 401 when the
+    Raises :class:`~seqgate.connectors.errors.WebhookAuthError`: 401 when the
     header is absent or empty, 403 when it differs from ``expected``
     (compared in constant time). Raises ValueError when ``expected`` is empty
     (a route without a configured secret must not call this).

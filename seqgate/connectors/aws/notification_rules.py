@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final
 
+from seqgate.connectors.errors import NotificationSetupError
 from seqgate.connectors.parsers.s3.event_names import S3_EVENT_NAMES
-from seqgate.runtime.errors import UsageError
 
 __all__ = [
     "CREATED_FAMILY",
@@ -46,7 +46,6 @@ __all__ = [
     "Destination",
     "DestinationKind",
     "MergeResult",
-    "NotificationSetupError",
     "Rule",
     "bucket_arn",
     "check_output_prefixes",
@@ -79,14 +78,6 @@ _FAMILIES: Final = frozenset(f"s3:{name.split(':')[0]}:*" for name in S3_EVENT_N
 _CREATED_MEMBERS: Final = frozenset(e for e in _KNOWN_EVENTS if e.startswith("s3:ObjectCreated:"))
 _ARN: Final = re.compile(r"arn:(aws|aws-cn|aws-us-gov):(sqs|sns):([a-z0-9-]+):([0-9]{12}):(.+)")
 _ACCOUNT_ID: Final = re.compile(r"[0-9]{12}")
-
-
-class NotificationSetupError(UsageError, ValueError):
-    """A request refused before anything is written; ``option`` is the flag at fault."""
-
-    def __init__(self, option: str, message: str) -> None:
-        super().__init__(f"{option}: {message}")
-        self.option = option
 
 
 # --------------------------------------------------------------------------- destinations

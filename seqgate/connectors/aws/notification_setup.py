@@ -10,19 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 from seqgate.connectors.aws.notification_rules import EVENTBRIDGE_SECTION, SECTIONS
-from seqgate.runtime.errors import UsageError
+from seqgate.connectors.errors import AwsSetupError
 
 __all__ = [
-    "AwsSetupError",
     "bucket_region",
     "read_configuration",
     "s3_client",
     "write_configuration",
 ]
-
-
-class AwsSetupError(UsageError, RuntimeError):
-    """S3 refused a request, or could not be reached."""
 
 
 def s3_client(region: str | None, endpoint_url: str | None) -> Any:

@@ -7,11 +7,6 @@
 
 from __future__ import annotations
 
-from seqgate.runtime.errors import UsageError
+from seqgate.connectors.errors import ListingError
 
 __all__ = ["ListingError"]
-
-
-class ListingError(UsageError):
-    """A listing could not start or could not finish: the bucket or container is missing,
-    the credentials are missing or refused, or the endpoint did not answer."""

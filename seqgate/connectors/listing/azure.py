@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
-from seqgate.connectors.listing import ListingError
+from seqgate.connectors.errors import ListingError
 from seqgate.schemas.listing import ListedObject, plain_etag
 
 __all__ = ["azure_bucket", "list_azure"]

@@ -98,13 +98,14 @@ from seqgate.connectors.parsers.json_fields import (
     show,
 )
 from seqgate.connectors.parsers.results import Ignored, ParsedItem, ParseResult
+from seqgate.schemas.errors import RecordRejected
 from seqgate.schemas.kinds import (
     CREATED,
     REMOVED,
     RESTORE_STARTED,
     STORAGE_CLASS_CHANGED,
 )
-from seqgate.schemas.reasons import RecordRejected, Rejection, RejectReason
+from seqgate.schemas.reasons import Rejection, RejectReason
 from seqgate.schemas.records import ObjectEvent
 from seqgate.schemas.sources import AZURE_SOURCE
 

@@ -60,8 +60,9 @@ from seqgate.connectors.parsers.results import (
     whole_message_rejection,
 )
 from seqgate.connectors.parsers.webhook_fields import optional_count, required_id
+from seqgate.schemas.errors import RecordRejected
 from seqgate.schemas.kinds import METADATA_CHANGED, EventKind
-from seqgate.schemas.reasons import RecordRejected, RejectReason
+from seqgate.schemas.reasons import RejectReason
 from seqgate.schemas.records import ObjectEvent
 from seqgate.schemas.sources import BOX_SOURCE
 

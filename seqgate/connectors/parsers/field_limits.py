@@ -15,7 +15,8 @@ from typing import Final
 
 from seqgate.connectors.parsers.json_fields import index_path, member_path
 from seqgate.connectors.parsers.results import ParseResult
-from seqgate.schemas.limits import FieldLimitError, check_event
+from seqgate.schemas.errors import FieldLimitError
+from seqgate.schemas.limits import check_event
 from seqgate.schemas.reasons import Rejection, RejectReason
 from seqgate.schemas.records import ObjectEvent
 

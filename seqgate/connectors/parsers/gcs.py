@@ -84,9 +84,10 @@ from seqgate.connectors.parsers.results import (
     result_or_rejection,
     whole_message_rejection,
 )
+from seqgate.schemas.errors import RecordRejected
 from seqgate.schemas.identity import sequencer_event_id
 from seqgate.schemas.kinds import METADATA_CHANGED, EventKind
-from seqgate.schemas.reasons import RecordRejected, RejectReason
+from seqgate.schemas.reasons import RejectReason
 from seqgate.schemas.records import ObjectEvent
 from seqgate.schemas.sources import GCS_SOURCE
 

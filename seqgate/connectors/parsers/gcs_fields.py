@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Final
 
 from seqgate.connectors.parsers.json_fields import check_text, member_path, optional_string, show
-from seqgate.schemas.reasons import RecordRejected, RejectReason
+from seqgate.schemas.errors import RecordRejected
+from seqgate.schemas.reasons import RejectReason
 
 __all__ = [
     "GcsNotification",

@@ -13,7 +13,8 @@ import json
 from typing import Final
 
 from seqgate.connectors.parsers.json_fields import nesting_exceeds, show, too_deep_message
-from seqgate.schemas.reasons import RecordRejected, RejectReason
+from seqgate.schemas.errors import RecordRejected
+from seqgate.schemas.reasons import RejectReason
 
 __all__ = ["JSON_API_V1", "PAYLOAD_NONE", "object_resource", "payload_format"]
 

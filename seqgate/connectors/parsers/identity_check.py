@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from seqgate.schemas.errors import RecordRejected
 from seqgate.schemas.identity import object_identity
-from seqgate.schemas.reasons import RecordRejected, RejectReason
+from seqgate.schemas.reasons import RejectReason
 
 __all__ = ["checked_identity"]
 

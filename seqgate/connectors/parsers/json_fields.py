@@ -1,7 +1,7 @@
 """Typed access to members of decoded JSON documents, for the notification parsers.
 
 Each accessor reads one member of a JSON object and returns it with its
-Python type, or raises :class:`~seqgate.schemas.reasons.RecordRejected` with a
+Python type, or raises :class:`~seqgate.schemas.errors.RecordRejected` with a
 message that names the member by its JSON path (``Records[0].s3.object.size``,
 ``detail.bucket.name``) and shows the offending value (:func:`show`); the
 parser turns the exception into a rejection.
@@ -28,8 +28,9 @@ from collections.abc import Callable, Container
 from itertools import accumulate
 from typing import Final, TypeVar
 
+from seqgate.schemas.errors import RecordRejected
 from seqgate.schemas.limits import MAX_SIZE
-from seqgate.schemas.reasons import RecordRejected, RejectReason
+from seqgate.schemas.reasons import RejectReason
 
 __all__ = [
     "MAX_JSON_DEPTH",

@@ -62,6 +62,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
+from seqgate.connectors.errors import JsonRefused
 from seqgate.connectors.parsers.azure import looks_like_azure, parse_azure
 from seqgate.connectors.parsers.b2 import looks_like_b2, parse_b2
 from seqgate.connectors.parsers.box import looks_like_box, parse_box
@@ -79,7 +80,6 @@ from seqgate.connectors.parsers.s3.eventbridge import parse_eventbridge_event
 from seqgate.connectors.parsers.s3.native import DEFAULT_S3_PARSE_OPTIONS, S3ParseOptions
 from seqgate.connectors.parsers.strict_json import (
     THE_BODY,
-    JsonRefused,
     decode_json,
     decode_json_text,
     quote_name,

@@ -14,7 +14,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from seqgate.schemas.reasons import RecordRejected, Rejection, RejectReason
+from seqgate.schemas.errors import RecordRejected
+from seqgate.schemas.reasons import Rejection, RejectReason
 from seqgate.schemas.records import ObjectEvent
 
 

@@ -33,6 +33,7 @@ from typing import Final
 
 import msgspec
 
+from seqgate.connectors.errors import JsonRefused
 from seqgate.connectors.parsers.json_fields import nesting_exceeds, too_deep_message
 from seqgate.schemas.reasons import RejectReason
 
@@ -50,14 +51,6 @@ def quote_name(name: str, limit: int = 40) -> str:
     """A member name as a bounded JSON string, for messages."""
     shown = json.dumps(name[:limit]) + ("..." if len(name) > limit else "")
     return shown
-
-
-class JsonRefused(ValueError):
-    """Why a body is not acceptable JSON; its message and reason are the rejection's."""
-
-    def __init__(self, message: str, reason: RejectReason = RejectReason.MALFORMED_JSON) -> None:
-        super().__init__(message)
-        self.reason = reason
 
 
 def _refuse_constant(name: str) -> object:

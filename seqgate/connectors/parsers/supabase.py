@@ -85,9 +85,10 @@ from seqgate.connectors.parsers.json_fields import (
 )
 from seqgate.connectors.parsers.results import Ignored, ParsedItem, ParseResult, result_or_rejection
 from seqgate.connectors.parsers.s3.event_ids import fallback_event_id
+from seqgate.schemas.errors import RecordRejected
 from seqgate.schemas.identity import object_identity, sequencer_event_id
 from seqgate.schemas.kinds import CREATED, METADATA_CHANGED, REMOVED
-from seqgate.schemas.reasons import RecordRejected, RejectReason
+from seqgate.schemas.reasons import RejectReason
 from seqgate.schemas.records import ObjectEvent
 from seqgate.schemas.sources import SUPABASE_SOURCE
 

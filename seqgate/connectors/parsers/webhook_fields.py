@@ -15,7 +15,8 @@ from datetime import UTC, datetime
 from typing import Final
 
 from seqgate.connectors.parsers.json_fields import check_text, member_path, required_string, show
-from seqgate.schemas.reasons import RecordRejected, RejectReason
+from seqgate.schemas.errors import RecordRejected
+from seqgate.schemas.reasons import RejectReason
 
 __all__ = [
     "derived_event_id",

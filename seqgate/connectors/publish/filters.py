@@ -26,13 +26,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
+from seqgate.connectors.errors import FilterError
 from seqgate.connectors.parsers.results import ParseResult
-from seqgate.runtime.errors import UsageError
 from seqgate.schemas.records import ObjectEvent
-
-
-class FilterError(UsageError, ValueError):
-    """A filter setting that cannot mean what its author wanted."""
 
 
 @dataclass(frozen=True, slots=True)

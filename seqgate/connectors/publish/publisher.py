@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
+from seqgate.connectors.errors import LocalFailure, PublishError
 from seqgate.connectors.parsers.compiled import (
     CleanRecords,
     compiled_clean_records,
@@ -32,19 +33,14 @@ from seqgate.connectors.parsers.compiled import (
 )
 from seqgate.connectors.parsers.results import ParsedItem, ParseResult
 from seqgate.connectors.publish.dead_letters import rejected_record
-from seqgate.runtime.errors import CommandFailed
 from seqgate.runtime.kafka_clients import client_config
 from seqgate.runtime.kafka_settings import KafkaSettings
 from seqgate.schemas.codec import OBJECT_EVENT, REJECTED_RECORD
+from seqgate.schemas.errors import CodecError
 from seqgate.schemas.framing import SINGLE_OBJECT, Framing
 from seqgate.schemas.identity import event_identity
 from seqgate.schemas.reasons import Rejection, RejectReason
 from seqgate.schemas.records import ObjectEvent
-from seqgate.schemas.wire import CodecError
-
-
-class PublishError(CommandFailed):
-    """Kafka did not acknowledge everything: the source must not be acknowledged."""
 
 
 @dataclass
@@ -71,10 +67,6 @@ DEFAULT_DELIVERY_TIMEOUT_MS = 30_000
 _PRUNE_MIN = 1024
 # librdkafka's own default; the producer refuses a larger record before sending it.
 DEFAULT_MAX_MESSAGE_BYTES = 1_000_000
-
-
-class LocalFailure(Exception):
-    """A message's records could not be queued (nothing more of it is)."""
 
 
 @dataclass(eq=False)

@@ -13,8 +13,9 @@ import asyncio
 import logging
 from concurrent.futures import ThreadPoolExecutor
 
+from seqgate.connectors.errors import PublishError
 from seqgate.connectors.parsers.results import ParseResult
-from seqgate.connectors.publish.publisher import Delivery, EventPublisher, PublishError
+from seqgate.connectors.publish.publisher import Delivery, EventPublisher
 
 __all__ = ["GroupPublisher"]
 

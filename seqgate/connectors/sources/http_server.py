@@ -72,12 +72,12 @@ from aiohttp import web
 from aiohttp.typedefs import Middleware
 from prometheus_client import Counter as PromCounter
 
-from seqgate.connectors.auth.shared import WebhookAuthError
+from seqgate.connectors.errors import PublishError, WebhookAuthError
 from seqgate.connectors.parsers.normalize import normalize
 from seqgate.connectors.parsers.results import ParseResult
 from seqgate.connectors.parsers.s3.native import DEFAULT_S3_PARSE_OPTIONS, S3ParseOptions
 from seqgate.connectors.publish.filters import BridgeTally, EventFilter
-from seqgate.connectors.publish.publisher import EventPublisher, PublishError
+from seqgate.connectors.publish.publisher import EventPublisher
 from seqgate.connectors.sources.group_publisher import GroupPublisher
 from seqgate.connectors.sources.http_connections import ConnectionGuard
 from seqgate.connectors.sources.http_settings import HttpSettings

@@ -29,13 +29,13 @@ from dataclasses import dataclass, field
 
 from confluent_kafka import Consumer, KafkaException, Message, TopicPartition
 
+from seqgate.connectors.errors import KafkaSourceFatalError
 from seqgate.connectors.parsers.compiled import compiled_event_writer
 from seqgate.connectors.parsers.normalize import normalize
 from seqgate.connectors.parsers.s3.native import DEFAULT_S3_PARSE_OPTIONS, S3ParseOptions
 from seqgate.connectors.publish.dead_letters import rejected_record
 from seqgate.connectors.publish.filters import BridgeTally, EventFilter
 from seqgate.connectors.publish.publisher import Topics
-from seqgate.runtime.errors import CommandFailed
 from seqgate.runtime.faults import FaultInjector, FaultPoint
 from seqgate.runtime.kafka_clients import PartitionEnds, ProducerSettings, client_config
 from seqgate.runtime.kafka_settings import KafkaSettings
@@ -47,10 +47,6 @@ from seqgate.schemas.framing import SINGLE_OBJECT, Framing
 from seqgate.schemas.identity import event_identity
 
 log = logging.getLogger(__name__)
-
-
-class KafkaSourceFatalError(CommandFailed):
-    """The bridge cannot go on; restarting it with the same settings would not help."""
 
 
 @dataclass(frozen=True, slots=True)

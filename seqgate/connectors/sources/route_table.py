@@ -11,8 +11,8 @@
   (403) before that when their bytes are not UTF-8 text.
 
 Every check raises the one error family,
-:class:`~seqgate.connectors.auth.shared.WebhookAuthError` (SNS's
-:class:`~seqgate.connectors.auth.sns_signature.SnsVerificationError` is one, always
+:class:`~seqgate.connectors.errors.WebhookAuthError` (SNS's
+:class:`~seqgate.connectors.errors.SnsVerificationError` is one, always
 403), and :func:`receive` hands every such failure to the bridge's
 :meth:`~seqgate.connectors.sources.webhook_routes.Gate.refuse`, which counts and logs it
 and answers :func:`refusal`: 401 ``{"error": "unauthorized"}`` with ``WWW-Authenticate:
@@ -47,8 +47,9 @@ from seqgate.connectors.auth.cloudinary import (
     verify_cloudinary_signature,
 )
 from seqgate.connectors.auth.header_secret import verify_header_secret
-from seqgate.connectors.auth.shared import MISSING, WebhookAuthError, readable_credentials
+from seqgate.connectors.auth.shared import readable_credentials
 from seqgate.connectors.auth.supabase import verify_supabase_secret
+from seqgate.connectors.errors import MISSING, WebhookAuthError
 from seqgate.connectors.parsers.appwrite import APPWRITE_EVENTS_HEADER, parse_appwrite
 from seqgate.connectors.parsers.b2 import parse_b2
 from seqgate.connectors.parsers.box import parse_box

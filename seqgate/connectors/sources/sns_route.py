@@ -4,7 +4,7 @@ Its entry in :data:`seqgate.connectors.sources.route_table.ROUTE_TABLE` is a bod
 :func:`verify_sns`: the body is decoded and its signature
 (:mod:`seqgate.connectors.auth.sns_signature`) checked, topic pinned and timestamp
 window included; a body that is not an SNS message is refused (403) like a forged one
-(both :class:`~seqgate.connectors.auth.sns_signature.SnsVerificationError`). Then
+(both :class:`~seqgate.connectors.errors.SnsVerificationError`). Then
 :func:`answer_sns`: a ``SubscriptionConfirmation`` is confirmed (GET its
 ``SubscribeURL``, already host-checked by the verifier) and never written to Kafka; an
 ``UnsubscribeConfirmation`` is noted; a ``Notification`` is normalized and delivered

@@ -38,11 +38,11 @@ from botocore.exceptions import (  # type: ignore[import-untyped,import-not-foun
     ClientError,
 )
 
+from seqgate.connectors.errors import PublishError, SqsSourceError
 from seqgate.connectors.parsers.normalize import normalize
 from seqgate.connectors.parsers.s3.native import DEFAULT_S3_PARSE_OPTIONS, S3ParseOptions
 from seqgate.connectors.publish.filters import BridgeTally, EventFilter
-from seqgate.connectors.publish.publisher import EventPublisher, PublishError
-from seqgate.runtime.errors import UsageError
+from seqgate.connectors.publish.publisher import EventPublisher
 from seqgate.runtime.failure_spell import FailureSpell
 
 log = logging.getLogger(__name__)
@@ -67,10 +67,6 @@ _RETRIABLE_CODES = frozenset(
 _REGION_IN_HOST = re.compile(
     r"^(?:sqs\.(?P<a>[a-z0-9-]+)\.amazonaws\.com|(?P<b>[a-z0-9-]+)\.queue\.amazonaws\.com)"
 )
-
-
-class SqsSourceError(UsageError):
-    """SQS refused the poller in a way that retrying will not cure."""
 
 
 def queue_name(queue_url: str) -> str:

@@ -48,7 +48,7 @@ from aiohttp import web
 from seqgate.connectors.auth.azure import verify_azure_secret
 from seqgate.connectors.auth.cloudinary import CLOUDINARY_ALGORITHMS
 from seqgate.connectors.auth.gcs_oidc import GcsPushVerifier
-from seqgate.connectors.auth.shared import WebhookAuthError
+from seqgate.connectors.errors import WebhookAuthError
 from seqgate.connectors.parsers.azure import (
     cloudevents_handshake_headers,
     parse_azure,

@@ -34,20 +34,18 @@ from pathlib import Path
 from typing import Any, Final, Protocol
 from urllib.parse import urlsplit
 
-from seqgate.runtime.errors import UsageError
 from seqgate.schemas.records import OutboxRecord
+from seqgate.streams.errors import DestinationConfigError, TransientError
 
 __all__ = [
     "DESTINATION_SCHEMES",
     "Destination",
-    "DestinationConfigError",
     "HttpDestination",
     "Item",
     "Outcome",
     "PostgresDestination",
     "Result",
     "SqliteDestination",
-    "TransientError",
     "open_destination",
 ]
 
@@ -78,21 +76,6 @@ class Result:
     outcome: Outcome
     reason: str = ""
     message: str = ""
-
-
-class TransientError(Exception):
-    """The destination could not confirm; try the unconfirmed records again later.
-
-    ``done`` holds the results of the first records, which were confirmed.
-    """
-
-    def __init__(self, message: str, done: Sequence[Result] = ()) -> None:
-        super().__init__(message)
-        self.done = list(done)
-
-
-class DestinationConfigError(UsageError, ValueError):
-    """A destination URL or setting that cannot work."""
 
 
 class Destination(Protocol):

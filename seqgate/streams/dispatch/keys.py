@@ -50,11 +50,11 @@ from typing import Final
 from seqgate.schemas.ordering import PositionOrder
 from seqgate.schemas.reconciled import is_reconciled
 from seqgate.schemas.records import OutboxRecord
+from seqgate.streams.errors import InvalidVersion
 from seqgate.streams.rules.policy import Policy, Trust
 
 __all__ = [
     "OFFSET_KEY_WIDTH",
-    "InvalidVersion",
     "offset_key",
     "position_key",
     "version_key",
@@ -63,11 +63,6 @@ __all__ = [
 _LENGTH_WIDTH: Final = 8
 OFFSET_KEY_WIDTH: Final = 20
 """Decimal digits of an offset key: enough for any Kafka offset (a signed 64-bit integer)."""
-
-
-class InvalidVersion(ValueError):
-    """The record's version cannot be determined (no position where one is needed,
-    a position that is not valid for the source's order, a negative offset)."""
 
 
 def position_key(order: PositionOrder, position: str) -> str:

@@ -34,7 +34,6 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
-from seqgate.runtime.errors import UsageError
 from seqgate.runtime.kafka_clients import (
     PartitionEnds,
     client_config,
@@ -44,19 +43,19 @@ from seqgate.runtime.kafka_settings import KafkaSettings
 from seqgate.runtime.record_batches import RecordBatches
 from seqgate.runtime.topics import TopicSpec, create_topics
 from seqgate.schemas.codec import OUTBOX_RECORD, REJECTED_RECORD
+from seqgate.schemas.errors import CodecError
 from seqgate.schemas.framing import SINGLE_OBJECT, Framing
 from seqgate.schemas.identity import event_identity
 from seqgate.schemas.records import RejectedRecord
-from seqgate.schemas.wire import CodecError
-from seqgate.streams.dispatch.destinations import Destination, Item, Outcome, Result, TransientError
-from seqgate.streams.dispatch.keys import InvalidVersion, version_key
+from seqgate.streams.dispatch.destinations import Destination, Item, Outcome, Result
+from seqgate.streams.dispatch.keys import version_key
+from seqgate.streams.errors import DispatchError, InvalidVersion, TransientError
 from seqgate.streams.rules.policy import Policy
 
 __all__ = [
     "AFTER_APPLY",
     "DispatchConfig",
     "DispatchCounters",
-    "DispatchError",
     "Dispatcher",
     "fault_from_env",
 ]
@@ -68,10 +67,6 @@ AFTER_APPLY = "after_apply"
 FAULT_POINTS = (AFTER_APPLY,)
 
 FaultHook = Callable[[str], None]
-
-
-class DispatchError(UsageError):
-    """The dispatcher cannot start (a missing topic, an unreachable broker)."""
 
 
 def fault_from_env(value: str | None) -> FaultHook:

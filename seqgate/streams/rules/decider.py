@@ -12,17 +12,18 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from seqgate.schemas.codec import SEEN_EVENT, WATERMARK, encode_watermark, watermark_position
+from seqgate.schemas.errors import FieldLimitError
 from seqgate.schemas.identity import event_identity
-from seqgate.schemas.limits import FieldLimitError, check_event
+from seqgate.schemas.limits import check_event
 from seqgate.schemas.outcomes import Outcome
 from seqgate.schemas.reasons import RejectReason
 from seqgate.schemas.reconciled import is_reconciled
 from seqgate.schemas.records import ObjectEvent, OutboxRecord, SeenEvent
 from seqgate.schemas.sources import KNOWN_SOURCES
+from seqgate.streams.errors import UndecidableEvent
 from seqgate.streams.rules.policy import (
     Policy,
     Trust,
-    UndecidableEvent,
     decide_dedupe,
     decide_position,
     decide_reconciled,

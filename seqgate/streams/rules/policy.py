@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
-from seqgate.runtime.errors import UsageError
 from seqgate.schemas.kinds import CREATED, KIND_DESCRIPTIONS
 from seqgate.schemas.ordering import NUMERIC_SEQUENCER_ORDER, PositionOrder, order_named
 from seqgate.schemas.outcomes import Outcome
@@ -37,6 +36,7 @@ from seqgate.schemas.reasons import RejectReason
 from seqgate.schemas.reconciled import expectation
 from seqgate.schemas.records import ObjectEvent, SeenEvent, Watermark
 from seqgate.schemas.sources import AZURE_SOURCE, KNOWN_SOURCES, MINIO_SOURCE, S3_SOURCE
+from seqgate.streams.errors import PolicyError, UndecidableEvent
 
 
 class Trust(StrEnum):
@@ -51,14 +51,6 @@ KNOWN_KINDS: frozenset[str] = frozenset(kind.value for kind in KIND_DESCRIPTIONS
 
 # Sources whose positions have their own comparison whatever --ordering says.
 SOURCE_ORDERS: Final[dict[str, PositionOrder]] = {MINIO_SOURCE: NUMERIC_SEQUENCER_ORDER}
-
-
-class PolicyError(UsageError, ValueError):
-    """A policy setting is invalid; ``setting`` names it (``admitted_kinds``, ...)."""
-
-    def __init__(self, setting: str, message: str) -> None:
-        super().__init__(message)
-        self.setting = setting
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,15 +128,6 @@ def _known_names(
             field, f"unknown {singular}(s) {sorted(unknown)}: valid {plural} are {valid}"
         )
     return chosen
-
-
-class UndecidableEvent(Exception):
-    """The event cannot be ordered (no position, or a malformed one)."""
-
-    def __init__(self, reason: RejectReason, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.message = message
 
 
 def decide(event: ObjectEvent, current: Watermark | None, policy: Policy) -> Outcome:

@@ -40,22 +40,18 @@ from confluent_kafka.admin import AdminClient
 
 from seqgate.runtime.kafka_clients import client_config
 from seqgate.runtime.kafka_settings import KafkaSettings
-from seqgate.streams.state.restore import ChangelogBehind, StoreBehind
-from seqgate.streams.state.store import (
-    PartitionStore,
+from seqgate.streams.errors import (
+    ChangelogBehind,
     StateDamaged,
-    StateDirectory,
     StateError,
-    StoreIdentity,
+    StateRecoveryError,
+    StoreBehind,
 )
+from seqgate.streams.state.store import PartitionStore, StateDirectory, StoreIdentity
 
 # Rebuilds of one partition in a row (one assignment or one damage) before giving
 # up: a store damaged again right after its rebuild points at the disk, not at the data.
 MAX_REBUILDS = 3
-
-
-class StateRecoveryError(Exception):
-    """The state cannot be recovered by a rebuild; the message is one line with the fix."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,14 +9,12 @@ from collections.abc import Callable
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
+from seqgate.runtime.errors import PartitionStalled
 from seqgate.runtime.kafka_settings import KafkaSettings
-from seqgate.runtime.partition_reader import (
-    PartitionReader,
-    PartitionStalled,
-    reader_config,
-)
+from seqgate.runtime.partition_reader import PartitionReader, reader_config
 from seqgate.runtime.progress import Snapshot
 from seqgate.runtime.topics import restore_group
+from seqgate.streams.errors import ChangelogBehind, StoreBehind
 from seqgate.streams.state.store import PartitionStore
 
 log = logging.getLogger(__name__)
@@ -46,41 +44,6 @@ _MOVING = frozenset(
 )
 _MOVING_PAUSE_S = 0.5
 _ATTEMPT_S = 5.0
-
-
-class ChangelogBehind(RuntimeError):
-    """The changelog ends before an offset the store reflects, and stayed there."""
-
-    def __init__(
-        self,
-        partition: int,
-        store: PartitionStore,
-        topic: str,
-        wanted: int,
-        end: int,
-        waited: float,
-    ) -> None:
-        super().__init__(
-            f"state of partition {partition} at {store.path} is ahead of changelog {topic}"
-            f" (store at offset {wanted}, changelog end {end} after waiting {waited:.0f}s):"
-            " the changelog no longer holds records the store reflects"
-        )
-        self.partition = partition
-        self.path = store.path
-        self.wanted = wanted
-        self.end = end
-
-
-class StoreBehind(RuntimeError):
-    """The changelog now starts after the store's offset: records the store lacks are gone."""
-
-    def __init__(self, partition: int, store: PartitionStore, topic: str, at: int, low: int):
-        super().__init__(
-            f"store at {store.path} reflects changelog {topic}[{partition}] up to offset {at}"
-            f" but the changelog now starts at {low}: the records between were deleted"
-        )
-        self.partition = partition
-        self.path = store.path
 
 
 def restore_consumer_config(kafka: KafkaSettings, application_id: str) -> dict[str, object]:
@@ -177,9 +140,9 @@ def _changelog_span(
         low, high = _bounds(consumer, tp, timeout)
     if high < wanted:
         waited = time.monotonic() - began
-        raise ChangelogBehind(partition, store, changelog_topic, wanted, high, waited)
+        raise ChangelogBehind(partition, store.path, changelog_topic, wanted, high, waited)
     if start is not None and start < low:
-        raise StoreBehind(partition, store, changelog_topic, start, low)
+        raise StoreBehind(partition, store.path, changelog_topic, start, low)
     if start is None:
         start = low
     if start >= high:

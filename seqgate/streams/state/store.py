@@ -33,6 +33,7 @@ from rocksdict import Options, Rdict, ReadOptions, WriteBatch, WriteOptions
 
 from seqgate.schemas.codec import SEEN_EVENT, WATERMARK
 from seqgate.schemas.records import SeenEvent, Watermark
+from seqgate.streams.errors import NO_SPACE, StateDamaged, StateError, StateUnavailable
 from seqgate.streams.state.keys import (
     SEEN_PREFIX,
     STREAM_TIME_KEY,
@@ -104,31 +105,8 @@ class StoreIdentity:
         )
 
 
-class StateError(Exception):
-    """RocksDB failed on a partition's store. `cause` is RocksDB's own status text."""
-
-    def __init__(self, partition: int | None, path: Path, cause: str) -> None:
-        super().__init__(f"state store {path}: {cause}")
-        self.partition = partition
-        self.path = path
-        self.cause = cause
-
-
-class StateDamaged(StateError):
-    """The store's files are corrupt or incomplete: move it aside, rebuild from the changelog."""
-
-
-class StateUnavailable(StateError):
-    """The directory cannot be used (disk full, locked, not writable): a rebuild would fail too."""
-
-    @property
-    def disk_full(self) -> bool:
-        return _NO_SPACE in self.cause
-
-
-_NO_SPACE = "No space left on device"
 # Failures of the directory, not of the files in it (RocksDB's status texts).
-_UNAVAILABLE = (_NO_SPACE, "/LOCK:", "Permission denied", "Read-only file system")
+_UNAVAILABLE = (NO_SPACE, "/LOCK:", "Permission denied", "Read-only file system")
 
 
 def _state_error(partition: int | None, path: Path, error: Exception) -> StateError:

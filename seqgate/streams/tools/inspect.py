@@ -29,20 +29,16 @@ from confluent_kafka import (
 )
 from confluent_kafka.admin import AdminClient, OffsetSpec  # type: ignore[attr-defined]
 
-from seqgate.runtime.errors import UsageError
+from seqgate.runtime.errors import PartitionStalled
 from seqgate.runtime.kafka_clients import client_config
 from seqgate.runtime.kafka_settings import KafkaSettings
-from seqgate.runtime.partition_reader import (
-    PartitionReader,
-    PartitionReadFailed,
-    PartitionStalled,
-    reader_config,
-)
+from seqgate.runtime.partition_reader import PartitionReader, PartitionReadFailed, reader_config
 from seqgate.runtime.progress import Meter, NoMeter
 from seqgate.schemas.codec import WATERMARK
+from seqgate.schemas.errors import CodecError
 from seqgate.schemas.identity import identity_partition
 from seqgate.schemas.records import Watermark
-from seqgate.schemas.wire import CodecError
+from seqgate.streams.errors import InspectError
 from seqgate.streams.state.keys import watermark_key
 from seqgate.streams.tools.replay import InputRecord
 from seqgate.streams.tools.standby_status import (
@@ -53,10 +49,6 @@ from seqgate.streams.tools.standby_status import (
 )
 
 _T = TypeVar("_T")
-
-
-class InspectError(UsageError):
-    """The broker could not tell us what we need; the message is one line with its fix."""
 
 
 # ---- the group -----------------------------------------------------------------------------

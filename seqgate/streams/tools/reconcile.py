@@ -18,20 +18,15 @@ from dataclasses import dataclass
 from seqgate.runtime.kafka_settings import KafkaSettings
 from seqgate.runtime.progress import Meter, NoMeter
 from seqgate.schemas.codec import OBJECT_EVENT, SEEN_EVENT, WATERMARK
+from seqgate.schemas.errors import CodecError
 from seqgate.schemas.framing import SINGLE_OBJECT, Framing
 from seqgate.schemas.identity import parse_identity, scheme_of_source
 from seqgate.schemas.reconciled import reconciled_state
 from seqgate.schemas.records import ObjectEvent
-from seqgate.schemas.wire import CodecError
+from seqgate.streams.errors import InspectError
 from seqgate.streams.state.keys import LATEST_PREFIX
 from seqgate.streams.tools.drift import CommittedObject
-from seqgate.streams.tools.inspect import (
-    InspectError,
-    admin_client,
-    read_partition,
-    span,
-    topic_partitions,
-)
+from seqgate.streams.tools.inspect import admin_client, read_partition, span, topic_partitions
 
 __all__ = ["ReconcileTarget", "committed_objects", "scope_of"]
 

@@ -12,11 +12,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from seqgate.schemas.codec import OBJECT_EVENT, WATERMARK
+from seqgate.schemas.errors import CodecError
 from seqgate.schemas.framing import SINGLE_OBJECT, Framing
 from seqgate.schemas.records import OutboxRecord, Watermark
-from seqgate.schemas.wire import CodecError
+from seqgate.streams.errors import UndecidableEvent
 from seqgate.streams.rules.decider import InputPosition, decide_record, record_identity
-from seqgate.streams.rules.policy import Policy, UndecidableEvent
+from seqgate.streams.rules.policy import Policy
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,8 +25,8 @@ from seqgate.runtime.kafka_clients import ProducerSettings
 from seqgate.runtime.progress import Meter, NoMeter
 from seqgate.runtime.session import TransactionalSession
 from seqgate.runtime.transaction_failures import SessionRole
+from seqgate.streams.errors import InspectError, ResetError
 from seqgate.streams.tools.inspect import (
-    InspectError,
     admin_client,
     changelog_state,
     committed_offsets,
@@ -42,7 +42,6 @@ from seqgate.streams.tools.inspect import (
 from seqgate.streams.tools.replay import PartitionReplay
 from seqgate.streams.tools.reset_plan import (
     PartitionPlan,
-    ResetError,
     ResetPlan,
     ResetRequest,
     StateMode,

@@ -42,16 +42,12 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 
-from seqgate.runtime.errors import UsageError
 from seqgate.runtime.kafka_settings import KafkaSettings
 from seqgate.runtime.topics import changelog_topic
 from seqgate.schemas.framing import SINGLE_OBJECT, Framing
+from seqgate.streams.errors import ResetError
 from seqgate.streams.rules.policy import Policy
 from seqgate.streams.tools.inspect import GroupDescription
-
-
-class ResetError(UsageError):
-    """The reset cannot be done as asked; the message is one line naming the fix."""
 
 
 class StateMode(StrEnum):

@@ -23,20 +23,16 @@ from typing import Any, Final
 
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
-from seqgate.runtime.errors import UsageError
 from seqgate.runtime.kafka_settings import KafkaSettings
 from seqgate.runtime.partition_reader import reader_config
 from seqgate.runtime.topics import AUDIT, INPUT, OUTBOX, REJECTED, TopicRole
 from seqgate.schemas import codec as codecs
 from seqgate.schemas.avro_codec import AvroCodec
 from seqgate.schemas.confluent import confluent_unframe
+from seqgate.schemas.errors import CodecError
 from seqgate.schemas.framing import SINGLE_OBJECT, Framing
-from seqgate.schemas.wire import (
-    CONFLUENT_MAGIC,
-    SINGLE_OBJECT_HEADER_LEN,
-    SINGLE_OBJECT_MAGIC,
-    CodecError,
-)
+from seqgate.schemas.wire import CONFLUENT_MAGIC, SINGLE_OBJECT_HEADER_LEN, SINGLE_OBJECT_MAGIC
+from seqgate.streams.errors import TailError
 from seqgate.streams.tools.inspect import (
     admin_client,
     earliest_offsets,
@@ -68,10 +64,6 @@ _FOLLOW_BATCH: Final = 500
 _FOLLOW_WAIT_S: Final = 0.2
 _FOLLOW_FETCH_WAIT_MS: Final = 500  # librdkafka's default
 _STALL_TIMEOUT_S: Final = 60.0
-
-
-class TailError(UsageError):
-    """A topic or partition that cannot be read as asked; one line with the fix."""
 
 
 # ---- decoding (pure) -----------------------------------------------------------------------

@@ -18,17 +18,17 @@ from dataclasses import asdict, dataclass, field
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
-from seqgate.runtime.errors import UsageError
 from seqgate.runtime.kafka_clients import client_config
 from seqgate.runtime.kafka_settings import KafkaSettings
 from seqgate.runtime.partition_reader import reader_config
 from seqgate.runtime.progress import Meter, NoMeter
 from seqgate.schemas.codec import OUTBOX_RECORD, REJECTED_RECORD, SEEN_EVENT, WATERMARK
+from seqgate.schemas.errors import CodecError
 from seqgate.schemas.framing import SINGLE_OBJECT, Framing
 from seqgate.schemas.reasons import RejectReason
 from seqgate.schemas.reconciled import is_reconciled
 from seqgate.schemas.records import OutboxRecord
-from seqgate.schemas.wire import CodecError
+from seqgate.streams.errors import VerifyError
 from seqgate.streams.rules.policy import Policy, Trust, expired
 from seqgate.streams.state.keys import (
     LATEST_PREFIX,
@@ -38,11 +38,6 @@ from seqgate.streams.state.keys import (
 )
 from seqgate.streams.tools.inspect import read_records
 from seqgate.streams.tools.replay import InputRecord, PartitionReplay
-
-
-class VerifyError(UsageError):
-    """verify could not read what it needs (the check itself did not run)."""
-
 
 # The counts of a PartitionReport that are problems, and all its counts.
 PROBLEMS = ("missing", "unexpected", "duplicated", "not_increasing", "watermark_mismatches")

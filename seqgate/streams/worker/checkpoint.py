@@ -16,13 +16,12 @@ from collections.abc import Callable
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
 from seqgate.runtime.engines import load_core
-from seqgate.runtime.errors import WorkerFatalError
+from seqgate.runtime.errors import ProducerLost, WorkerFatalError
 from seqgate.runtime.metrics import WorkerMetrics
-from seqgate.runtime.renewal import ProducerLost
+from seqgate.streams.errors import StateDamaged
 from seqgate.streams.rules.accounting import OutcomeCounters
 from seqgate.streams.rules.decider import purgeable
 from seqgate.streams.state.keys import STREAM_TIME_KEY, decode_stream_time
-from seqgate.streams.state.store import StateDamaged
 from seqgate.streams.worker.audit import Decision
 from seqgate.streams.worker.liveness import StallWatch
 from seqgate.streams.worker.outage import WriteOutage

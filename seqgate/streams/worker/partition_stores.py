@@ -17,20 +17,10 @@ from confluent_kafka import Consumer
 
 from seqgate.runtime.errors import WorkerFatalError
 from seqgate.runtime.metrics import WorkerMetrics
-from seqgate.streams.state.recovery import (
-    Rebuild,
-    StateRecoveryError,
-    changelog_topic_id,
-    restore_checked,
-)
+from seqgate.streams.errors import StateDamaged, StateRecoveryError, StateUnavailable
+from seqgate.streams.state.recovery import Rebuild, changelog_topic_id, restore_checked
 from seqgate.streams.state.restore import restore_partition
-from seqgate.streams.state.store import (
-    PartitionStore,
-    StateDamaged,
-    StateDirectory,
-    StateUnavailable,
-    StoreIdentity,
-)
+from seqgate.streams.state.store import PartitionStore, StateDirectory, StoreIdentity
 from seqgate.streams.worker.config import WorkerConfig
 from seqgate.streams.worker.restore_report import RestoreReport
 

@@ -29,16 +29,16 @@ from collections.abc import Callable
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
 from seqgate.runtime.engines import load_core
+from seqgate.runtime.errors import ProducerLost
 from seqgate.runtime.errors import WorkerFatalError as WorkerFatalError  # re-exported
 from seqgate.runtime.faults import FaultInjector
 from seqgate.runtime.kafka_reach import unreachable_brokers
 from seqgate.runtime.metrics import WorkerMetrics
-from seqgate.runtime.renewal import ProducerLost
 from seqgate.runtime.replication import describe_blocked, replica_states
 from seqgate.runtime.session import TransactionalSession
 from seqgate.runtime.transaction_failures import SessionRole
+from seqgate.streams.errors import StateDamaged, StateUnavailable
 from seqgate.streams.state.restore import restore_consumer_config
-from seqgate.streams.state.store import StateDamaged, StateUnavailable
 from seqgate.streams.worker.audit import (
     Decision as Decision,  # re-exported: on_commit receives them
 )

@@ -46,6 +46,7 @@ from seqgate.runtime.topics import (
     read_owner_stamp,
     standby_group,
 )
+from seqgate.streams.errors import StateDamaged, StateError
 from seqgate.streams.rules.placement import standbys_of
 from seqgate.streams.state.recovery import (
     Rebuild,
@@ -53,13 +54,7 @@ from seqgate.streams.state.recovery import (
     open_checked,
     replace_store,
 )
-from seqgate.streams.state.store import (
-    PartitionStore,
-    StateDamaged,
-    StateDirectory,
-    StateError,
-    StoreIdentity,
-)
+from seqgate.streams.state.store import PartitionStore, StateDirectory, StoreIdentity
 from seqgate.streams.worker.config import WorkerConfig
 from seqgate.streams.worker.partition_stores import store_identity
 

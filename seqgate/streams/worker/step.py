@@ -17,12 +17,12 @@ from seqgate.runtime.errors import WorkerFatalError
 from seqgate.runtime.faults import FaultInjector, FaultPoint
 from seqgate.runtime.kafka_clients import consumer_failure, is_fatal
 from seqgate.schemas.codec import DECISION_RECORD, OBJECT_EVENT, REJECTED_RECORD
+from seqgate.schemas.errors import CodecError
 from seqgate.schemas.outcomes import Outcome
 from seqgate.schemas.reasons import RejectReason
 from seqgate.schemas.records import ObjectEvent, RejectedRecord
-from seqgate.schemas.wire import CodecError
+from seqgate.streams.errors import UndecidableEvent
 from seqgate.streams.rules.decider import InputPosition, decide_record, record_identity
-from seqgate.streams.rules.policy import UndecidableEvent
 from seqgate.streams.state.store import PartitionStore
 from seqgate.streams.worker.audit import Decision, decision_record, previous_position
 from seqgate.streams.worker.pending import OverlayView, TransactionParts, coordinates

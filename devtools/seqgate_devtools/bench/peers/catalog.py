@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from seqgate_devtools.broker.locations import seqgate_home
+from seqgate_devtools.errors import PeerUnavailable
 
 __all__ = ["PEERS", "PeerKind", "PeerUnavailable", "peer_named", "peers_home"]
 
@@ -26,10 +27,6 @@ _BUILD_TIMEOUT_S = 900.0
 _TAIL_LINES = 5
 
 Progress = Callable[[str], None]
-
-
-class PeerUnavailable(Exception):
-    """A peer cannot run on this machine; the message says why."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,14 +16,12 @@ from dataclasses import dataclass
 
 from confluent_kafka import Consumer, KafkaException, Message
 
+from seqgate.runtime.errors import PartitionStalled
 from seqgate.runtime.kafka_settings import KafkaSettings
-from seqgate.runtime.partition_reader import (
-    PartitionReader,
-    PartitionStalled,
-    reader_config,
-)
+from seqgate.runtime.partition_reader import PartitionReader, reader_config
 from seqgate.schemas.codec import OBJECT_EVENT, OUTBOX_RECORD
 from seqgate_devtools.bench.workload import ACCEPTED, Workload
+from seqgate_devtools.errors import OutboxUnreadable
 
 EventName = tuple[bytes, str]  # (record key, event id)
 _EXAMPLES = 3
@@ -112,10 +110,6 @@ def read_outbox(
             if attempt == _READ_ATTEMPTS:
                 raise OutboxUnreadable(f"{topic}: {error}") from error
     raise AssertionError("unreachable")
-
-
-class OutboxUnreadable(RuntimeError):
-    """The outbox could not be read to its end (after retries)."""
 
 
 def _read_once(

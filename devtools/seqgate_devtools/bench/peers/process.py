@@ -26,11 +26,11 @@ from confluent_kafka.admin import AdminClient, OffsetSpec  # type: ignore[attr-d
 from seqgate.runtime.kafka_clients import client_config
 from seqgate.runtime.kafka_settings import KafkaSettings
 from seqgate.streams.tools.inspect import list_offsets
+from seqgate_devtools.errors import SystemExited
 
 __all__ = [
     "GroupProgress",
     "Launch",
-    "SystemExited",
     "SystemProcess",
     "wait_for_open_transactions",
     "wait_until_committed",
@@ -97,10 +97,6 @@ class Launch:
             "--session-timeout-ms",
             str(self.session_timeout_ms),
         ]
-
-
-class SystemExited(RuntimeError):
-    """The system's process ended when it should have been running."""
 
 
 @dataclass

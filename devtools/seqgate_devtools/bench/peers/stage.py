@@ -20,7 +20,7 @@ from confluent_kafka.admin import AdminClient
 from seqgate.runtime.kafka_clients import client_config
 from seqgate.runtime.kafka_settings import KafkaSettings
 from seqgate.runtime.topics import TopicSpec, create_topics
-from seqgate_devtools.bench.peers.catalog import PeerKind, PeerUnavailable
+from seqgate_devtools.bench.peers.catalog import PeerKind
 from seqgate_devtools.bench.peers.oracle import (
     EventName,
     Verdict,
@@ -31,11 +31,11 @@ from seqgate_devtools.bench.peers.oracle import (
 from seqgate_devtools.bench.peers.process import (
     GroupProgress,
     Launch,
-    SystemExited,
     SystemProcess,
     wait_until_committed,
 )
 from seqgate_devtools.bench.report import Throughput
+from seqgate_devtools.errors import PeerUnavailable, SystemExited
 
 __all__ = ["PeerRound", "PeerStage", "peers_unusable_reason"]
 

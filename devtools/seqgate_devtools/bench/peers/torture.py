@@ -27,7 +27,7 @@ from confluent_kafka.admin import AdminClient
 from seqgate.runtime.kafka_clients import client_config
 from seqgate.runtime.kafka_settings import KafkaSettings
 from seqgate.runtime.topics import TopicSpec, create_topics, pipeline_topics
-from seqgate_devtools.bench.peers.catalog import PeerKind, PeerUnavailable
+from seqgate_devtools.bench.peers.catalog import PeerKind
 from seqgate_devtools.bench.peers.oracle import (
     EventName,
     Verdict,
@@ -39,11 +39,11 @@ from seqgate_devtools.bench.peers.oracle import (
 from seqgate_devtools.bench.peers.process import (
     GroupProgress,
     Launch,
-    SystemExited,
     SystemProcess,
     wait_for_open_transactions,
     wait_until_committed,
 )
+from seqgate_devtools.errors import PeerUnavailable, SystemExited
 
 __all__ = [
     "Kill",

@@ -101,6 +101,7 @@ from seqgate.connectors.parsers.json_fields import (
     show,
 )
 from seqgate.connectors.parsers.results import ParseResult, result_or_rejection
+from seqgate.schemas.errors import RecordRejected
 from seqgate.schemas.identity import S3_SCHEME
 from seqgate.schemas.kinds import (
     ACCESS_TIER_CHANGED,
@@ -114,7 +115,7 @@ from seqgate.schemas.kinds import (
     TAGS_CHANGED,
     VERSION_REMOVED,
 )
-from seqgate.schemas.reasons import RecordRejected, RejectReason
+from seqgate.schemas.reasons import RejectReason
 from seqgate.schemas.records import ObjectEvent
 from seqgate.schemas.sources import S3_SOURCE
 

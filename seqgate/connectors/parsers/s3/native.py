@@ -129,8 +129,9 @@ from seqgate.connectors.parsers.s3.event_ids import fallback_event_id, s3_event_
 from seqgate.connectors.parsers.s3.event_names import S3_EVENT_NAMES, S3EventName, summarize_names
 from seqgate.connectors.parsers.s3.object_keys import object_key
 from seqgate.runtime.engines import ENGINES
+from seqgate.schemas.errors import RecordRejected
 from seqgate.schemas.identity import S3_SCHEME
-from seqgate.schemas.reasons import RecordRejected, RejectReason
+from seqgate.schemas.reasons import RejectReason
 from seqgate.schemas.records import ObjectEvent
 from seqgate.schemas.sources import MINIO_SOURCE, S3_SOURCE
 

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 from typing import Final
 
+from seqgate.connectors.errors import KeyEncodingError
 from seqgate.connectors.parsers.json_fields import required_member, show
-from seqgate.schemas.reasons import RecordRejected, RejectReason
+from seqgate.schemas.errors import RecordRejected
+from seqgate.schemas.reasons import RejectReason
 
 __all__ = ["KeyEncodingError", "decode_form_key", "object_key"]
 
 _HEX_BYTES: Final = frozenset(b"0123456789abcdefABCDEF")
-
-
-class KeyEncodingError(ValueError):
-    """An object key that is not valid form encoding of UTF-8 text."""
 
 
 def decode_form_key(raw: str) -> str:

@@ -1,4 +1,5 @@
-"""The development broker's one exception, and the log tails that explain a failure."""
+"""The log tails that explain a failure of the development broker (the `detail` of its
+`BrokerError`, `seqgate_devtools.errors`)."""
 
 from __future__ import annotations
 
@@ -6,29 +7,9 @@ import os
 import re
 from pathlib import Path
 
-from seqgate.runtime.errors import UsageError
-
-__all__ = ["BrokerError", "failure_detail", "tail_file", "tail_text"]
+__all__ = ["failure_detail", "tail_file", "tail_text"]
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-
-
-class BrokerError(UsageError):
-    """An expected failure of the development broker, with a message meant for humans.
-
-    ``message`` is one line; ``detail`` (optional, multi-line) is the tail of the relevant log
-    or tool output.
-    """
-
-    def __init__(self, message: str, detail: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.detail = detail
-
-    def __str__(self) -> str:
-        if self.detail:
-            return f"{self.message}\n{self.detail}"
-        return self.message
 
 
 def tail_text(text: str, lines: int) -> str:
