@@ -128,7 +128,7 @@ def bridge_file(
     A directory stands for the files directly in it, in name order (hidden
     files skipped).
 
-    Exits 0 only after Kafka has acknowledged every event and dead letter;
+    Exits 0 only after Kafka has acknowledged every event and rejected record;
     prints a JSON summary of what became of the input (with "filtered" when
     a filter option is given).
 

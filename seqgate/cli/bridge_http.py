@@ -304,7 +304,7 @@ def bridge_http(
                     --appwrite-webhook-url)
 
     A route whose secret is not configured is not served (404). Answers 200
-    only after Kafka acknowledged every event and dead letter of the request
+    only after Kafka acknowledged every event and rejected record of the request
     (each request is answered from its own records, whatever the others sent
     with it); 503 when Kafka did not take all of them (the sender retries; what
     Kafka did take is delivered again and deduplicated downstream); 401 for a

@@ -89,7 +89,7 @@ def bridge_kafka(
     """Publish raw notifications from a Kafka topic, exactly once.
 
     Consumes TOPIC (read_committed), normalizes each record, and publishes the
-    events re-keyed by object identity and the dead letters, in one Kafka
+    events re-keyed by object identity and the rejected records, in one Kafka
     transaction with the consumed offsets: after a crash, read_committed
     readers see each raw record's events exactly once. On Kafka errors the
     transaction is aborted and the batch read again; a fatal error (fenced

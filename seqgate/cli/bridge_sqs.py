@@ -122,7 +122,7 @@ def bridge_sqs(
     Bodies may be native S3 notifications, SNS notifications (with or without
     raw delivery), EventBridge events: any envelope `seqgate parse` knows.
     A message is deleted only after Kafka has acknowledged every event and
-    dead letter it became. While Kafka is unavailable nothing is deleted and
+    rejected record it became. While Kafka is unavailable nothing is deleted and
     the poller retries with backoff; SQS redelivers the messages after their
     visibility timeout. SIGTERM or Ctrl-C finishes the batch in hand
     (publish, flush, delete) and exits 0. Credentials come from the usual AWS

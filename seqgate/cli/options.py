@@ -186,7 +186,7 @@ rejected_topic_option = setting(
     "--rejected-topic",
     "SEQGATE_REJECTED_TOPIC",
     default="object-events.rejected",
-    help="Dead-letter topic.",
+    help="Topic of rejected records: the inputs that cannot be accepted, with their reason.",
 )
 
 

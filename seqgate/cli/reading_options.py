@@ -64,7 +64,7 @@ def filter_options(func: Callable[..., Any]) -> Callable[..., Any]:
             multiple=True,
             help="Never publish events whose decoded key starts with one of these literal"
             " prefixes (wins over --include-prefix; e.g. where generated output is written)."
-            " Filtered events are counted, not published nor dead-lettered.",
+            " Filtered events are counted, not published nor rejected.",
         ),
     ]
     return stacked(with_filter, options)

@@ -154,7 +154,7 @@ def topics_create(
     audit: bool,
     audit_topic: str | None,
 ) -> None:
-    """Create the input, outbox, dead-letter and changelog topics (idempotent).
+    """Create the input, outbox, rejected and changelog topics (idempotent).
 
     With --audit (or --audit-topic) also the worker's audit log topic, with as
     many partitions as the input. Existing topics are left as they are (check
@@ -231,7 +231,7 @@ def topics_check(
 
     One line per topic and property: TOPIC, FAMILY, PROPERTY, ok | warn |
     mismatch, and what was found (with the fix), then a summary. Checked:
-    partitions (the changelog must match the input; the outbox, dead-letter
+    partitions (the changelog must match the input; the outbox, rejected
     and audit topics should), replication factor, min.insync.replicas
     (below the replication factor), cleanup.policy (compact for the changelog
     only) and the input's LogAppendTime timestamps. Exits 0 when nothing is a

@@ -183,7 +183,7 @@ class WorkerMetrics(_ServedMetrics):
         )
         self.rejected = Counter(
             "seqgate_worker_rejected",
-            "Committed dead letters by reason code.",
+            "Committed rejected records by reason code.",
             ["reason"],
             registry=r,
         )
@@ -390,7 +390,7 @@ class BridgeMetrics(_ServedMetrics):
         r.register(TallyCollector(tally))
         self.rejected = Counter(
             "seqgate_bridge_rejected",
-            "Dead letters of acknowledged messages by reason code.",
+            "Rejected records of acknowledged messages by reason code.",
             ["reason"],
             registry=r,
         )

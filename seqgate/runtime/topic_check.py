@@ -33,7 +33,7 @@ _CO_PARTITIONED = frozenset({OUTBOX, REJECTED, AUDIT})
 _COMPACTION_LOSES = {
     INPUT: "events no worker has read yet",
     OUTBOX: "accepted events",
-    REJECTED: "dead letters",
+    REJECTED: "rejected records",
     AUDIT: "decisions",
     SOURCE: "notifications the bridge has not read yet",
 }

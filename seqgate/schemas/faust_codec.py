@@ -1,4 +1,4 @@
-"""faust-streaming codecs and ``Record`` models of seqgate's outbox, dead letters and audit log.
+"""faust-streaming codecs and ``Record`` models of seqgate's outbox, rejected records and audit log.
 
 Only a faust user imports this module (the optional extra ``seqgate[faust]``);
 :mod:`seqgate.schemas` itself never imports faust. Importing it registers three

@@ -77,7 +77,7 @@ class OutboxRecord:
 
 @dataclass(frozen=True, slots=True)
 class RejectedRecord(FlatRecord):
-    """A dead letter: the exact bytes received and why they were refused."""
+    """A rejected record: the exact bytes received and why they were refused."""
 
     raw: bytes
     origin: str

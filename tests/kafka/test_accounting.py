@@ -48,7 +48,7 @@ def test_every_input_is_accounted_for_exactly_once(
         publisher.submit(normalize(raw, f"test:{index}"), raw, f"test:{index}")
     publisher.close()
     bridge = publisher.counters.as_dict()
-    # Garbage written straight to the input topic: the worker dead-letters it.
+    # Garbage written straight to the input topic: the worker rejects it.
     garbage = Producer({"bootstrap.servers": kafka_bootstrap})
     for n in range(5):
         garbage.produce(config.input_topic, key=f"s3://b/garbage-{n}".encode(), value=b"junk")

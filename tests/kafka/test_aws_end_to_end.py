@@ -139,7 +139,7 @@ class Pipeline:
     def published(self) -> list[ObjectEvent]:
         return [OBJECT_EVENT.decode(r.value or b"") for r in read_all(self.bootstrap, self.events)]
 
-    def dead_letters(self) -> list[RejectedRecord]:
+    def rejected_records(self) -> list[RejectedRecord]:
         return [
             REJECTED_RECORD.decode(r.value or b"") for r in read_all(self.bootstrap, self.rejected)
         ]
@@ -310,7 +310,7 @@ def test_default_bridge_rejects_moto_records_without_sequencer(pipeline: Pipelin
 
     (summary,) = finished(pipeline.bridge(queue_url))
     assert (summary["published"], summary["ignored"], summary["rejected"]) == (0, 1, 1)
-    (letter,) = pipeline.dead_letters()
+    (letter,) = pipeline.rejected_records()
     assert letter.reason == "invalid_sequencer"
     assert "--allow-missing-sequencer" in letter.message
     assert b"incoming%2Fa.csv" in letter.raw

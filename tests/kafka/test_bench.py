@@ -68,7 +68,7 @@ def test_the_registry_variant_reads_and_writes_the_confluent_wire_format(
 ) -> None:
     """`--vary schema-registry=mock://...`: the Worker in registry mode on a Confluent-framed
     copy of the input, side by side with the default; it must decide exactly as the default
-    (the variant run raises otherwise, e.g. when it dead-letters the framed input)."""
+    (the variant run raises otherwise, e.g. when it rejects the framed input)."""
     from seqgate_devtools.cli.bench import bench
 
     report = tmp_path / "vary.json"

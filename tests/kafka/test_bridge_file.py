@@ -7,7 +7,7 @@ What is checked, per run of the command in its own process:
 * events are Avro single-object encoded ObjectEvents keyed by the UTF-8 object identity
   ``s3://<bucket>/<decoded key>``, in the partition that **Java's** default partitioner
   picks (murmur2, implemented here from ``org.apache.kafka.common.utils.Utils.murmur2``);
-* dead letters carry the exact input bytes, the reason, a message, the origin
+* rejected records carry the exact input bytes, the reason, a message, the origin
   ``file:<path>:<line>`` and the record index (None for a whole-message failure);
 * Kafka failures end in exit 2 with one ``error:`` line and no traceback.
 """
@@ -134,12 +134,12 @@ def published_events(pipeline: Pipeline) -> list[Published]:
     return found
 
 
-def dead_letters(pipeline: Pipeline) -> dict[tuple[str, int | None], RejectedRecord]:
+def rejected_records(pipeline: Pipeline) -> dict[tuple[str, int | None], RejectedRecord]:
     letters: dict[tuple[str, int | None], RejectedRecord] = {}
     for record in read_all(pipeline.bootstrap, pipeline.rejected):
         letter = REJECTED_RECORD.decode(record.value)
         key = (letter.origin, letter.record_index)
-        assert key not in letters, f"two dead letters for {key}"
+        assert key not in letters, f"two rejected records for {key}"
         letters[key] = letter
     return letters
 
@@ -225,7 +225,7 @@ def test_bridge_publishes_a_json_lines_file(pipeline: Pipeline, tmp_path: Path) 
     assert all(p.event.kind == "created" for p in events)
     assert len({p.partition for p in events}) >= 3
 
-    letters = dead_letters(pipeline)
+    letters = rejected_records(pipeline)
     assert set(letters) == {(f"{origin}:11", 1), (f"{origin}:12", None)}
     bad_record = letters[(f"{origin}:11", 1)]
     assert bad_record.raw == lines[10]
@@ -292,7 +292,7 @@ def test_bridge_publishes_a_pretty_printed_document_and_stdin(
         ("from stdin.txt", "file:stdin:1"),
     }
 
-    letters = dead_letters(pipeline)
+    letters = rejected_records(pipeline)
     assert set(letters) == {(f"file:{pretty}:3", 1), ("file:stdin:2", None)}
     wrong_source = letters[(f"file:{pretty}:3", 1)]
     assert wrong_source.raw == pretty.read_bytes().strip()  # the whole document, verbatim
@@ -456,11 +456,11 @@ def test_the_publisher_keeps_only_deliveries_in_flight(pipeline: Pipeline) -> No
 
 
 @pytest.mark.parametrize("engine", ["python", "compiled"])
-def test_an_event_that_cannot_be_written_becomes_its_dead_letter(
+def test_an_event_that_cannot_be_written_becomes_its_reject(
     pipeline: Pipeline, engine: str
 ) -> None:
     """No parser makes such an event; the publisher still never drops one: an event whose
-    key is not text (a lone surrogate) is dead-lettered in its place, the others of the
+    key is not text (a lone surrogate) is rejected in its place, the others of the
     message are published, and the Delivery says what was written."""
     raw = to_bytes(s3_notification(s3_record(key="a.txt", sequencer="1")))
     good = normalize(raw, "test").events[0]
@@ -483,7 +483,7 @@ def test_an_event_that_cannot_be_written_becomes_its_dead_letter(
     assert delivery.complete and delivery.queued == 3
     assert publisher.counters.as_dict() == {"published": 2, "ignored": 0, "rejected": 1}
     assert sorted(p.event.key for p in published_events(pipeline)) == ["a.txt", "c.txt"]
-    (dead,) = dead_letters(pipeline).values()
+    (dead,) = rejected_records(pipeline).values()
     assert dead.raw == raw and dead.record_index == 1 and dead.reason == "invalid_field"
 
 

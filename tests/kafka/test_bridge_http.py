@@ -7,7 +7,7 @@ subscription confirmation can be faked; a few run the real command as a subproce
 (its address read from the ``listening on`` line) for the CLI, Kafka outage and SIGTERM.
 
 Checks from outside: the events in the events topic (keyed by identity, origin
-``http:<route>``), the dead letters with the exact bodies, and — read right after
+``http:<route>``), the rejected records with the exact bodies, and — read right after
 the 200, without waiting — that a reply never precedes Kafka's acknowledgement.
 Refused requests (authentication) are followed by one accepted request, so that an
 empty topic apart from it proves that nothing of theirs was written.
@@ -138,10 +138,10 @@ def test_every_route_publishes_and_answers_only_after_kafka(topics: Topicset) ->
     for partition, key, event in events:
         assert key.decode().endswith(f"://{event.bucket}/{event.key}")
         assert partition == java_partition(key, PARTITIONS)
-    assert topics.dead_letters() == []
+    assert topics.rejected_records() == []
 
 
-def test_bad_input_is_dead_lettered_with_its_exact_bytes(topics: Topicset) -> None:
+def test_bad_input_is_rejected_with_its_exact_bytes(topics: Topicset) -> None:
     signer = new_signer()
     multi = to_text(
         s3_notification(
@@ -165,7 +165,7 @@ def test_bad_input_is_dead_lettered_with_its_exact_bytes(topics: Topicset) -> No
             assert (status, reply["published"], reply["rejected"]) == (200, 1, 1)
 
     scenario(body)
-    letters = {(letter.origin, letter.raw): letter for letter in topics.dead_letters()}
+    letters = {(letter.origin, letter.raw): letter for letter in topics.rejected_records()}
     assert set(letters) == {
         ("http:s3", MALFORMED),
         ("http:minio", not_utf8),
@@ -248,7 +248,7 @@ def test_minio_and_eventbridge_refuse_a_missing_or_wrong_secret(
 
     scenario(body)
     assert [event.key for _, _, event in topics.published()] == ["accepted.txt"]
-    assert topics.dead_letters() == []
+    assert topics.rejected_records() == []
     assert (b"wrong", b"eb-s3cr3t") in compared
     assert (f"{MINIO_TOKEN}x".encode(), MINIO_TOKEN.encode()) in compared
 
@@ -280,7 +280,7 @@ def test_a_credential_that_is_not_utf8_is_refused_with_403(
 
     scenario(body)
     assert [event.key for _, _, event in topics.published()] == ["accepted.txt"]
-    assert topics.dead_letters() == []
+    assert topics.rejected_records() == []
     assert not [record for record in caplog.records if record.exc_info], "a traceback was logged"
 
 
@@ -338,7 +338,7 @@ def test_sns_signatures_topics_and_timestamps(topics: Topicset) -> None:
 
     scenario(body)
     assert sorted(event.key for _, _, event in topics.published()) == ["v1.txt", "v2.txt"]
-    assert topics.dead_letters() == []
+    assert topics.rejected_records() == []
 
 
 def test_a_failed_subscription_confirmation_answers_503(topics: Topicset) -> None:
@@ -380,7 +380,7 @@ def test_a_body_above_the_limit_is_refused_with_413(topics: Topicset) -> None:
 
     scenario(body)
     assert [event.key for _, _, event in topics.published()] == ["small.txt"]
-    assert topics.dead_letters() == []
+    assert topics.rejected_records() == []
 
 
 def test_concurrent_requests_are_all_acknowledged(topics: Topicset) -> None:

@@ -1,7 +1,7 @@
 """`seqgate bridge http` under hostile and mixed input, against the real broker.
 
 Every answer is checked against what reached Kafka, request by request: each
-request carries unique keys (events) or unique bytes (dead letters), the topics
+request carries unique keys (events) or unique bytes (rejected records), the topics
 are read back with a ``read_committed`` consumer, and 200 must mean that all of
 the request's records are there, anything else that none is. The bridge's
 counters must equal what the topics hold.
@@ -29,7 +29,7 @@ from seqgate_devtools.samples import s3_notification, s3_record, to_text
 
 import seqgate.connectors.sources.http_server as http_source
 from seqgate.connectors.parsers.results import ParseResult
-from seqgate.connectors.publish.dead_letters import MAX_RAW_BYTES
+from seqgate.connectors.publish.rejections import MAX_RAW_BYTES
 from seqgate.connectors.sources.http_settings import HttpSettings
 from seqgate.schemas.records import ObjectEvent
 from tests.support import http_bridge as bridge_http
@@ -37,7 +37,7 @@ from tests.support.http_bridge import Running, Topicset, http_bridge, put, scena
 
 pytestmark = pytest.mark.kafka
 
-topics = bridge_http.topics  # the fixture: fresh events and dead-letter topics per test
+topics = bridge_http.topics  # the fixture: fresh events and rejected topics per test
 
 UNENCODABLE = 2**64  # above Avro's long: OBJECT_EVENT.encode refuses it
 POISON_PREFIX = "poison/"
@@ -117,7 +117,7 @@ def test_an_unencodable_event_fails_no_other_request_of_its_group(
     assert keys == sorted(
         ["opener.txt", "mixed/ok.txt", *(f"group/{n}.txt" for n in range(others))]
     )
-    [letter] = topics.dead_letters()
+    [letter] = topics.rejected_records()
     assert (letter.raw, letter.reason, letter.record_index) == (poisoned, "invalid_field", 1)
     assert "size" in letter.message
     assert not [record for record in caplog.records if record.exc_info], "a traceback was logged"
@@ -138,7 +138,7 @@ class Sent:
     headers: list[tuple[str, bytes]]
     status: int  # the answer it must get
     keys: tuple[str, ...] = ()  # the keys of its events
-    dead_letter: str | None = None  # the reason of its dead letter (raw: its body)
+    rejection: str | None = None  # the reason of its rejected record (raw: its body)
 
 
 def bearer(token: bytes) -> list[tuple[str, bytes]]:
@@ -157,7 +157,7 @@ def hostile_mix() -> list[Sent]:
         mix.append(Sent("pair", two_records(*keys), good, 200, keys))
     for n in range(30):
         body = b'{"Records": [{"malformed": %d' % n
-        mix.append(Sent("malformed", body, good, 200, dead_letter="malformed_json"))
+        mix.append(Sent("malformed", body, good, 200, rejection="malformed_json"))
     for n in range(10):
         ok, bad = f"mixed/{n}.txt", f"{POISON_PREFIX}{n}.txt"
         mix.append(Sent("unencodable", two_records(ok, bad), good, 200, (ok,), "invalid_field"))
@@ -172,9 +172,9 @@ def hostile_mix() -> list[Sent]:
         mix.append(Sent("oversized", put(f"big/{n}.txt") + b" " * MAX_BODY, good, 413))
     for n in range(5):
         # Malformed and under the body limit, but larger than Kafka takes in one record: its
-        # dead letter keeps the first MAX_RAW_BYTES (before: refused, 503 forever).
+        # rejected record keeps the first MAX_RAW_BYTES (before: refused, 503 forever).
         body = b"[%d," % n + b" " * 1_050_000
-        mix.append(Sent("too large to copy", body, good, 200, dead_letter="malformed_json"))
+        mix.append(Sent("too large to copy", body, good, 200, rejection="malformed_json"))
     return mix
 
 
@@ -202,7 +202,7 @@ def test_every_answer_of_a_hostile_mix_matches_what_reached_kafka(
 
     scenario(body)
     events = Counter(event.key for _, _, event in topics.published())
-    letters = Counter((letter.raw, letter.reason) for letter in topics.dead_letters())
+    letters = Counter((letter.raw, letter.reason) for letter in topics.rejected_records())
     wrong = Counter(
         (sent.kind, statuses[index])
         for index, sent in enumerate(mix)
@@ -211,16 +211,16 @@ def test_every_answer_of_a_hostile_mix_matches_what_reached_kafka(
     assert not wrong, f"(kind, answer) of the wrongly answered requests: {wrong}"
     for sent in mix:
         mine = [events[key] for key in sent.keys]
-        kept = sent.body[:MAX_RAW_BYTES]  # what a dead letter keeps of it
-        letter = letters[(kept, sent.dead_letter)] if sent.dead_letter else None
+        kept = sent.body[:MAX_RAW_BYTES]  # what a rejected record keeps of it
+        letter = letters[(kept, sent.rejection)] if sent.rejection else None
         if sent.status == 200:  # every record of it, once
             assert mine == [1] * len(sent.keys), sent.kind
-            assert letter == (1 if sent.dead_letter else None), sent.kind
+            assert letter == (1 if sent.rejection else None), sent.kind
         else:  # nothing of it
             assert not any(mine) and not letter, sent.kind
             assert not any(raw == kept for raw, _ in letters), sent.kind
     expected_events = [key for sent in mix if sent.status == 200 for key in sent.keys]
-    expected_letters = [sent for sent in mix if sent.status == 200 and sent.dead_letter]
+    expected_letters = [sent for sent in mix if sent.status == 200 and sent.rejection]
     assert sorted(events.elements()) == sorted(expected_events)  # nothing else either
     assert sum(letters.values()) == len(expected_letters)
     statuses_of = Counter(statuses.values())
@@ -230,7 +230,7 @@ def test_every_answer_of_a_hostile_mix_matches_what_reached_kafka(
     assert summary["auth_failures"] == statuses_of[401] + statuses_of[403]
     assert summary["too_large"] == statuses_of[413]
     assert summary["publish_failures"] == statuses_of[503]
-    truncated = [letter for letter in topics.dead_letters() if len(letter.raw) == MAX_RAW_BYTES]
+    truncated = [letter for letter in topics.rejected_records() if len(letter.raw) == MAX_RAW_BYTES]
     assert len(truncated) == 5
     assert all("of the 1050003 bytes received; SHA-256" in t.message for t in truncated)
     assert not [record for record in caplog.records if record.exc_info], "a traceback was logged"
@@ -239,7 +239,7 @@ def test_every_answer_of_a_hostile_mix_matches_what_reached_kafka(
 def test_a_request_kafka_refuses_part_of_is_answered_503_and_no_other(
     topics: Topicset, unique_name: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """The broker itself refuses one request's dead letter (above the dead-letter topic's
+    """The broker itself refuses one request's rejected record (above the rejected topic's
     max.message.bytes): that request alone is answered 503 - though its event was written,
     a partial failure - and the requests it shared a flush with are answered 200."""
     small = Topicset(topics.bootstrap, topics.events, f"{unique_name}.small-rejected")
@@ -273,5 +273,5 @@ def test_a_request_kafka_refuses_part_of_is_answered_503_and_no_other(
     # Written although answered 503: the sender's retry delivers it again (deduplicated).
     expected = ["opener.txt", "partial/ok.txt", *(f"beside/{n}.txt" for n in range(others))]
     assert keys == sorted(expected)
-    assert small.dead_letters() == []
+    assert small.rejected_records() == []
     assert not [record for record in caplog.records if record.exc_info], "a traceback was logged"

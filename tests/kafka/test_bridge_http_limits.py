@@ -21,7 +21,7 @@ from tests.support.http_bridge import Running, Topicset, http_bridge, put, scena
 
 pytestmark = pytest.mark.kafka
 
-topics = bridge_http.topics  # the fixture: fresh events and dead-letter topics per test
+topics = bridge_http.topics  # the fixture: fresh events and rejected topics per test
 
 TIMEOUT_S = 1.0
 SLACK_S = 4.0  # how much later than its timeout a connection may be closed
@@ -95,7 +95,7 @@ def test_a_body_that_does_not_arrive_in_time_is_answered_408_and_closed(
 
     scenario(body)
     assert [event.key for _, _, event in topics.published()] == ["prompt.txt"]
-    assert topics.dead_letters() == []
+    assert topics.rejected_records() == []
     assert not [record for record in caplog.records if record.exc_info]
 
 

@@ -3,7 +3,7 @@
 Each test produces raw notifications to a source topic, runs the real command in
 its own process, and checks from outside: the events (read_committed) keyed by
 identity in Java's murmur2 partition with origin ``kafka:<topic>:<partition>:<offset>``,
-the dead letters with the exact raw bytes, the group's committed offsets at the
+the rejected records with the exact raw bytes, the group's committed offsets at the
 end of the source topic, and exactly-once across a crash injected inside the
 transaction (SEQGATE_FAULT: the process SIGKILLs itself) followed by a restart.
 """
@@ -29,7 +29,7 @@ from seqgate_devtools.samples import (
     to_bytes,
 )
 
-from seqgate.connectors.publish.dead_letters import MAX_RAW_BYTES
+from seqgate.connectors.publish.rejections import MAX_RAW_BYTES
 from seqgate.runtime.topics import TopicSpec, create_topics, pipeline_topics
 from seqgate.schemas.codec import OBJECT_EVENT, OUTBOX_RECORD, REJECTED_RECORD
 from seqgate.schemas.records import ObjectEvent
@@ -196,7 +196,7 @@ def put(key: str, sequencer: str = "1") -> bytes:
 # ---- content -------------------------------------------------------------------------------------
 
 
-def test_raw_notifications_are_normalized_rekeyed_and_dead_lettered(setup: Setup) -> None:
+def test_raw_notifications_are_normalized_rekeyed_and_rejected(setup: Setup) -> None:
     multi = to_bytes(
         s3_notification(
             s3_record(key="multi-ok.txt", sequencer="d4"),
@@ -248,12 +248,12 @@ def test_raw_notifications_are_normalized_rekeyed_and_dead_lettered(setup: Setup
     )
 
 
-def test_a_source_record_too_large_to_copy_whole_is_dead_lettered_with_its_start(
+def test_a_source_record_too_large_to_copy_whole_is_rejected_with_its_start(
     setup: Setup,
 ) -> None:
     """A 1,020,000-byte malformed record (the source topic took it): copied whole, its dead
     letter would be above the producer's message.max.bytes, and the transaction that holds it
-    would abort forever. Its dead letter keeps the first MAX_RAW_BYTES and their count."""
+    would abort forever. Its rejected record keeps the first MAX_RAW_BYTES and their count."""
     big = b"[" + b" " * 1_020_000
     origins = produce_raw(setup, [big, put("after-big.txt")])
     summary = stop_when_caught_up(setup, start(setup))

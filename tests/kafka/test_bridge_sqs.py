@@ -3,7 +3,7 @@
 Each test runs the real command in its own process, then checks from outside:
 
 * the events in the events topic (keyed by identity, in Java's murmur2 partition,
-  origin ``sqs:<queue>:<message id>``) and the dead letters with the exact bodies;
+  origin ``sqs:<queue>:<message id>``) and the rejected records with the exact bodies;
 * the queue afterwards: a message is gone only once its records are in Kafka
   (``ApproximateNumberOfMessages`` + ``…NotVisible`` count what was not deleted);
 * a Kafka outage (an unreachable bootstrap address: the shared broker must keep
@@ -107,7 +107,7 @@ def published(setup: Setup) -> list[tuple[int, bytes, ObjectEvent]]:
     return found
 
 
-def dead_letters(setup: Setup) -> list[RejectedRecord]:
+def rejected_records(setup: Setup) -> list[RejectedRecord]:
     return [
         REJECTED_RECORD.decode(record.value) for record in read_all(setup.bootstrap, setup.rejected)
     ]
@@ -178,7 +178,7 @@ def test_every_body_form_is_published_and_the_queue_emptied(setup: Setup) -> Non
         assert key == f"s3://{event.bucket}/{event.key}".encode()
         assert partition == java_partition(key, PARTITIONS)
 
-    letters = {(letter.origin, letter.record_index): letter for letter in dead_letters(setup)}
+    letters = {(letter.origin, letter.record_index): letter for letter in rejected_records(setup)}
     assert set(letters) == {(origin("malformed"), None), (origin("multi"), 1)}
     assert letters[(origin("malformed"), None)].raw == MALFORMED.encode()
     assert letters[(origin("malformed"), None)].reason == "malformed_json"
@@ -244,7 +244,7 @@ def test_a_kafka_outage_deletes_nothing_and_loses_nothing(setup: Setup) -> None:
     assert setup.queue_counts() == (0, 0)
     origins = Counter(event.origin for _, _, event in published(setup))
     assert origins == Counter(f"sqs:{setup.queue_name}:{i}" for i in ids[:9])
-    letters = dead_letters(setup)
+    letters = rejected_records(setup)
     assert [(letter.origin, letter.raw) for letter in letters] == [
         (f"sqs:{setup.queue_name}:{ids[9]}", MALFORMED.encode())
     ]

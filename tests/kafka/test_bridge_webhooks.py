@@ -5,7 +5,7 @@ For each provider (GCS, Azure, Supabase, B2, Box, Cloudinary, Appwrite) one case
 request signed as the provider signs it, and the refused variants: forged (403), missing
 (401) and, where the provider signs a time, replayed (403; for GCS an expired token). The
 refused requests go first and carry the same body as the accepted one, so the exact list of
-events read afterwards (no duplicate, no dead letter) proves that none of them was written.
+events read afterwards (no duplicate, no rejected record) proves that none of them was written.
 Keys and secrets are generated here. The server runs in this process
 (:func:`tests.support.http_bridge.http_bridge`); two tests run the real command.
 """
@@ -67,7 +67,7 @@ from tests.support.webhook_samples import (
 
 pytestmark = pytest.mark.kafka
 
-topics = bridge_http.topics  # the fixture: fresh events and dead-letter topics per test
+topics = bridge_http.topics  # the fixture: fresh events and rejected topics per test
 
 ORIGIN = "WebHook-Request-Origin"
 
@@ -304,7 +304,7 @@ def test_a_provider_route_refuses_forgeries_and_publishes_signed_requests(
             assert event.id == expected.event_id
     if case.parsed:  # ids derived by the provider's rules: as its parser gives them
         assert [event for _, _, event in found] == case.parsed
-    assert topics.dead_letters() == []
+    assert topics.rejected_records() == []
 
 
 CREDENTIAL_HEADERS = {
@@ -359,7 +359,7 @@ def test_a_credential_that_is_not_utf8_is_refused_with_403(
 
     scenario(body)
     assert len(topics.published()) == len(case.expected)
-    assert topics.dead_letters() == []
+    assert topics.rejected_records() == []
     assert not [record for record in caplog.records if record.exc_info], "a traceback was logged"
 
 
@@ -398,12 +398,10 @@ def test_azure_handshakes_are_answered_and_never_written(keys: Secrets, topics: 
 
     scenario(body)
     assert topics.published() == []
-    assert topics.dead_letters() == []
+    assert topics.rejected_records() == []
 
 
-def test_bad_input_is_dead_lettered_by_the_providers_parser(
-    keys: Secrets, topics: Topicset
-) -> None:
+def test_bad_input_is_rejected_by_the_providers_parser(keys: Secrets, topics: Topicset) -> None:
     malformed = b'{"events": [{"eventType": '
     s3_shaped = bridge_http.put("not-a-box-event.txt")
 
@@ -420,7 +418,7 @@ def test_bad_input_is_dead_lettered_by_the_providers_parser(
             assert (await server.post("box", s3_shaped, box))[0] == 200
 
     scenario(body)
-    letters = {letter.origin: letter for letter in topics.dead_letters()}
+    letters = {letter.origin: letter for letter in topics.rejected_records()}
     assert set(letters) == {"http:b2", "http:box"}
     assert (letters["http:b2"].raw, letters["http:b2"].reason) == (malformed, "malformed_json")
     assert letters["http:box"].raw == s3_shaped

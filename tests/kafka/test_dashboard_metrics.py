@@ -45,7 +45,7 @@ def test_every_metric_of_the_dashboard_is_exported(
     workers = [Worker(config), Worker(other)]
     urls = [metrics_url(worker) for worker in workers]
     with running(workers[0]) as run, running(workers[1]) as other_run:
-        # The bridge publishes into the worker's input: one accepted event, one dead letter
+        # The bridge publishes into the worker's input: one accepted event, one rejected record
         # and one failed authentication; an undecodable record gives the worker a rejection
         # of its own: every labelled series the dashboard reads then exists.
         topics = Topicset(kafka_bootstrap, config.input_topic, config.rejected_topic)
@@ -81,7 +81,7 @@ def bridge_series(topics: Topicset) -> set[str]:
             topics, HttpSettings(minio_token=MINIO_TOKEN), EventFilter()
         ) as server:
             assert (await server.post("s3", put("a.txt", "1")))[0] == 200
-            assert (await server.post("s3", b'{"Records": ['))[0] == 200  # a dead letter
+            assert (await server.post("s3", b'{"Records": ['))[0] == 200  # a rejected record
             assert (await server.post("minio", put("b.txt", "2")))[0] == 401
             async with server.session.get("/metrics") as response:
                 assert response.status == 200

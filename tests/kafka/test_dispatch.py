@@ -206,7 +206,7 @@ def test_sigterm_stops_gracefully_with_a_summary(
 
 
 @pytest.mark.kafka
-def test_dispatch_to_http_retries_dead_letters_and_commits(
+def test_dispatch_to_http_retries_rejected_records_and_commits(
     kafka_bootstrap: str, unique_name: str
 ) -> None:
     outbox_topic = f"{unique_name}.outbox"

@@ -2,7 +2,7 @@
 bridge command.
 
 * bucket allow-list, key-prefix include and exclude lists on the decoded key, literal;
-* only events are filtered: dead letters and ignored messages are kept;
+* only events are filtered: rejected records and ignored messages are kept;
 * `--bucket`, `--include-prefix`, `--exclude-prefix` (repeatable or comma lists; SEQGATE_*
   variables with comma lists; YAML lists) on `bridge file|sqs|kafka`; a `*` is refused;
 * `bridge file` counts what was filtered in its summary. Filtered events are never

@@ -150,7 +150,7 @@ def test_http_bridge_metrics_count_published_and_auth_failures(topics: Topicset)
         settings = HttpSettings(minio_token=MINIO_TOKEN)
         async with http_bridge(topics, settings, EventFilter()) as server:
             assert (await server.post("s3", put("a.txt", "1")))[0] == 200
-            assert (await server.post("s3", b'{"Records": ['))[0] == 200  # a dead letter
+            assert (await server.post("s3", b'{"Records": ['))[0] == 200  # a rejected record
             assert (await server.post("minio", put("b.txt", "2")))[0] == 401
             wrong = {"Authorization": "Bearer wrong"}
             assert (await server.post("minio", put("b.txt", "2"), wrong))[0] == 403

@@ -84,7 +84,7 @@ from tests.support.webhook_samples import (
 
 pytestmark = pytest.mark.kafka
 
-topics = bridge_http.topics  # fresh events / outbox / dead-letter topics per test
+topics = bridge_http.topics  # fresh events / outbox / rejected topics per test
 keys = bridge_webhooks.keys  # the routes' generated secrets and Google's signing key
 
 SEED = 20261125
@@ -429,7 +429,7 @@ def test_every_provider_through_one_pipeline_with_redeliveries_and_reordering(
             assert server.bridge.tally.as_dict()["published"] == len(sent)
 
     scenario(body)
-    assert topics.dead_letters() == []
+    assert topics.rejected_records() == []
 
     # Published: one event per request, in arrival order per object (one partition each).
     published = topics.published()

@@ -1,5 +1,5 @@
 """Registry mode end to end on a real broker: bridge publisher -> worker (with audit) ->
-outbox, dead letters and decisions in the Confluent wire format, read back with
+outbox, rejected records and decisions in the Confluent wire format, read back with
 confluent-kafka's own AvroDeserializer, and checked by `verify`.
 
 The registry is confluent-kafka's in-memory one (``mock://``), which keeps its schemas
@@ -126,10 +126,10 @@ def test_the_pipeline_writes_the_confluent_wire_format_end_to_end(
             notification("f1", size=0),  # accepted
             # accepted, another object, optional fields left out
             notification("1", key="other.txt", version_id=None, etag=None),
-            b"{not json",  # dead letter at the bridge
+            b"{not json",  # rejected record at the bridge
         ],
     )
-    # A Confluent frame whose schema id the registry does not know: the worker's dead letter.
+    # A Confluent frame whose schema id the registry does not know: the worker's rejected record.
     producer = Producer({"bootstrap.servers": kafka_bootstrap})
     unknown = confluent_frame(999_999, b"\x02x")
     producer.produce(config.input_topic, key=b"s3://b/unknown-id", value=unknown)

@@ -1,4 +1,4 @@
-"""Input the bridge never writes, against a real broker: the worker dead-letters it and goes on.
+"""Input the bridge never writes, against a real broker: the worker rejects it and goes on.
 
 Each case was a crash loop, a livelock or a silent mis-decision before (issue 14):
 a non-UTF-8 key crashed the worker on every restart; oversized fields made an outbox
@@ -47,8 +47,8 @@ def small_topic(bootstrap: str, name: str, max_bytes: int) -> None:
         future.result()
 
 
-def dead_letters(bootstrap: str, config: WorkerConfig) -> dict[int, tuple[str, str, bytes]]:
-    """Input offset -> (reason, message, raw) of the worker's dead letters."""
+def rejected_records(bootstrap: str, config: WorkerConfig) -> dict[int, tuple[str, str, bytes]]:
+    """Input offset -> (reason, message, raw) of the worker's rejected records."""
     found = {}
     for record in read_all(bootstrap, config.rejected_topic):
         letter = REJECTED_RECORD.decode(record.value or b"")
@@ -56,7 +56,7 @@ def dead_letters(bootstrap: str, config: WorkerConfig) -> dict[int, tuple[str, s
     return found
 
 
-def test_records_it_cannot_decide_are_dead_letters_and_the_worker_goes_on(
+def test_records_it_cannot_decide_are_rejected_records_and_the_worker_goes_on(
     kafka_bootstrap: str, unique_name: str, tmp_path: Path
 ) -> None:
     """Before: the non-UTF-8 key raised UnicodeDecodeError (exit 1 on every restart); the
@@ -85,7 +85,7 @@ def test_records_it_cannot_decide_are_dead_letters_and_the_worker_goes_on(
     assert worker.aborts == 0
     outcomes = [d.outcome.value for d in sorted(running.decisions, key=lambda d: d.offset)]
     assert outcomes == [*["rejected"] * 5, "accepted", "accepted", "duplicate"]
-    letters = dead_letters(kafka_bootstrap, config)
+    letters = rejected_records(kafka_bootstrap, config)
     reasons = {offset: letter[0] for offset, letter in letters.items()}
     assert reasons == {
         0: "undecodable_event",
@@ -95,7 +95,7 @@ def test_records_it_cannot_decide_are_dead_letters_and_the_worker_goes_on(
         4: "key_mismatch",
     }
     assert "position" in letters[2][1] and "128" in letters[2][1]
-    assert letters[0][2] == records[0][1], "the dead letter keeps the input's exact bytes"
+    assert letters[0][2] == records[0][1], "the rejected record keeps the input's exact bytes"
     outbox = [
         OUTBOX_RECORD.decode(r.value or b"") for r in read_all(kafka_bootstrap, config.outbox_topic)
     ]
@@ -104,14 +104,14 @@ def test_records_it_cannot_decide_are_dead_letters_and_the_worker_goes_on(
     assert report.ok(), report.as_dict()
 
 
-def test_a_record_the_broker_refuses_is_found_and_dead_lettered(
+def test_a_record_the_broker_refuses_is_found_and_rejected(
     kafka_bootstrap: str, unique_name: str, tmp_path: Path
 ) -> None:
     """The outbox topic takes at most 1,500 bytes a batch: the two events with 1,800-byte
     keys (within the field limits) can never be written there. Before: abort and rewind
     forever on the same input offset. After: the transaction's input is decided again one
-    record per transaction, the two refused inputs become unwritable_record dead letters,
-    the others reach the outbox, and verify (which reads those dead letters) passes."""
+    record per transaction, the two refused inputs become unwritable_record rejected records,
+    the others reach the outbox, and verify (which reads those rejected records) passes."""
     config = make_config(kafka_bootstrap, unique_name, tmp_path, partitions=1)
     small_outbox = f"{config.outbox_topic}.small"
     small_topic(kafka_bootstrap, small_outbox, 1_500)
@@ -133,7 +133,7 @@ def test_a_record_the_broker_refuses_is_found_and_dead_lettered(
     with worker_thread(config) as running:
         wait_for(caught_up(kafka_bootstrap, config), 90, "the worker to catch up")
     assert 1 <= running.worker.aborts <= 10, running.worker.aborts  # bounded: no loop
-    letters = dead_letters(kafka_bootstrap, config)
+    letters = rejected_records(kafka_bootstrap, config)
     assert {offset: letter[0] for offset, letter in letters.items()} == {
         1: "unwritable_record",
         4: "unwritable_record",
@@ -146,11 +146,11 @@ def test_a_record_the_broker_refuses_is_found_and_dead_lettered(
     assert report.totals()["expected"] == 4
 
 
-def test_a_dead_letter_too_large_for_its_topic_goes_without_the_input_bytes(
+def test_a_rejection_too_large_for_its_topic_goes_without_the_input_bytes(
     kafka_bootstrap: str, unique_name: str, tmp_path: Path
 ) -> None:
     """The rejected topic takes 1,200 bytes a batch: a 1,400-byte undecodable input cannot be
-    copied into its dead letter. Before: abort forever. After: the dead letter says where
+    copied into its rejected record. Before: abort forever. After: the rejected record says where
     the bytes are (the input topic, partition and offset) instead of copying them."""
     config = make_config(kafka_bootstrap, unique_name, tmp_path, partitions=1)
     small_rejected = f"{config.rejected_topic}.small"
@@ -164,7 +164,7 @@ def test_a_dead_letter_too_large_for_its_topic_goes_without_the_input_bytes(
     )
     with worker_thread(config) as running:
         wait_for(caught_up(kafka_bootstrap, config), 90, "the worker to catch up")
-    letters = dead_letters(kafka_bootstrap, config)
+    letters = rejected_records(kafka_bootstrap, config)
     assert list(letters) == [0]
     reason, message, raw = letters[0]
     assert reason == "undecodable_event" and raw == b""

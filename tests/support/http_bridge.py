@@ -51,7 +51,7 @@ class Topicset:
             found.append((record.partition, record.key, OBJECT_EVENT.decode(record.value)))
         return found
 
-    def dead_letters(self) -> list[RejectedRecord]:
+    def rejected_records(self) -> list[RejectedRecord]:
         return [
             REJECTED_RECORD.decode(record.value)
             for record in read_all(self.bootstrap, self.rejected)

@@ -18,7 +18,7 @@ GOLDEN_WORKLOAD = "155293b08eec4729f48ff79c8a8be8449035703add8aced99a95cfe78c8c6
 GOLDEN_REFUSED = "4276d9426109069a68e6fb79cf930b27a73b26424748ee37fa30710b39671e72"
 
 # One body per rule of strict_json, and a few that pass it with unusual values
-# (24 dead letters: one body has four records).
+# (24 rejected records: one body has four records).
 REFUSED_BODIES: tuple[bytes, ...] = (
     b'{"Records":[{"eventSource":"aws:s3","eventSource":"aws:s3"}]}',
     b'{"a":{"b":1,"b":2}}',
@@ -81,5 +81,5 @@ def test_the_bench_workload_publishes_the_same_bytes() -> None:
     assert _produced_digest(bodies) == (GOLDEN_WORKLOAD, 20_000)
 
 
-def test_refused_bodies_publish_the_same_dead_letters() -> None:
+def test_refused_bodies_publish_the_same_rejected_records() -> None:
     assert _produced_digest(list(REFUSED_BODIES)) == (GOLDEN_REFUSED, 24)

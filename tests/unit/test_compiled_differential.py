@@ -3,7 +3,7 @@
 The Python record step is the specification. For any list of consumed records — valid
 or hostile, against any committed state and policy — the compiled engine must write
 exactly what it writes: the same produce() calls in the same order with the same bytes
-(outbox, dead letters, audit records), the same state changes, the same bookkeeping of
+(outbox, rejected records, audit records), the same state changes, the same bookkeeping of
 the open transaction, the same exception. `test_clean_input_is_decided_by_the_core`
 proves the core is the one deciding (a silent fall-back to Python would pass the rest).
 The soak tier runs the two over a million records (`test_a_million_records_decide_the_same`).
@@ -63,7 +63,7 @@ BASE_TIME = 1_700_000_000_000
 
 
 def identity_of(source: str, bucket: str, key: str) -> str:
-    """The object's identity; "" where the event has none (it is dead-lettered)."""
+    """The object's identity; "" where the event has none (it is rejected)."""
     try:
         return event_identity(source, bucket, key)
     except ValueError:
@@ -90,7 +90,7 @@ def events(draw: st.DrawFn) -> ObjectEvent:
         position = draw(st.sampled_from([None, expectation(draw(st.sampled_from(IDS)))]))
     odd = draw(st.integers(0, 24))
     if odd == 0:
-        source = "ftp"  # unknown: dead-lettered
+        source = "ftp"  # unknown: rejected
     elif odd == 1:
         key = "k" * 4097  # past its limit
     elif odd == 2:

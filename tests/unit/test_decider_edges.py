@@ -1,5 +1,5 @@
 """What the decider and the policy refuse, with the reason code and the whole message a
-dead letter carries, and the stream-time entry written only when stream time moves."""
+rejected record carries, and the stream-time entry written only when stream time moves."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The whole messages of seqgate.schemas.identity's refusals: the worker dead-letters an
+"""The whole messages of seqgate.schemas.identity's refusals: the worker rejects an
 event whose identity cannot be built with this text as its reason."""
 
 from __future__ import annotations

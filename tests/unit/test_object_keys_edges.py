@@ -1,4 +1,4 @@
-"""The whole messages of ``object_key``'s rejections, which dead letters and
+"""The whole messages of ``object_key``'s rejections, which rejected records and
 `seqgate parse` show."""
 
 from __future__ import annotations

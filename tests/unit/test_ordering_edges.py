@@ -1,4 +1,4 @@
-"""The messages of seqgate.schemas.ordering's refusals, which reach dead letters (an
+"""The messages of seqgate.schemas.ordering's refusals, which reach rejected records (an
 invalid sequencer's reason), and its preview of long positions at the exact limit."""
 
 from __future__ import annotations

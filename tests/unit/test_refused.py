@@ -16,24 +16,24 @@ def test_a_passing_fault_changes_nothing() -> None:
     assert refused.get(0, 49) is None
 
 
-def test_a_refused_batch_is_isolated_then_its_one_record_dead_lettered() -> None:
+def test_a_refused_batch_is_isolated_then_its_one_record_rejected() -> None:
     refused = RefusedRecords(stall_timeout_s=10)
     # Step 1: a batch of 6 records (offsets 0..3 of partition 0, 10..11 of partition 1).
     assert refused.after_abort(TOO_LARGE, "too large", 6, {0: 4, 1: 12}) is None
     assert refused.isolating
     refused.committed({0: 1})  # offset 0 alone: written
     assert refused.isolating
-    # Step 2: offset 1 alone is refused: it becomes a dead letter, with its bytes.
+    # Step 2: offset 1 alone is refused: it becomes a rejected record, with its bytes.
     assert refused.after_abort(TOO_LARGE, "too large", 1, {0: 2}) is None
     found = refused.get(0, 1)
     assert found is not None and not found.omit_raw and "too large" in found.why
-    # Step 3: its dead letter is refused too: without the bytes.
+    # Step 3: its rejected record is refused too: without the bytes.
     assert refused.after_abort(TOO_LARGE, "too large", 1, {0: 2}) is None
     found = refused.get(0, 1)
     assert found is not None and found.omit_raw
     # Step 4: even so: the caller stops, told which input.
     assert refused.after_abort(TOO_LARGE, "too large", 1, {0: 2}) == (0, 1)
-    # The dead letter committed: forgotten; isolation ends past the aborted offsets.
+    # The rejected record committed: forgotten; isolation ends past the aborted offsets.
     refused.committed({0: 2})
     assert refused.get(0, 1) is None
     refused.committed({0: 4})

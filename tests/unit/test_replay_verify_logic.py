@@ -32,7 +32,7 @@ def input_record(offset: int, sequencer: str, key: bytes | None = IDENTITY) -> I
 
 
 def test_the_replay_refuses_a_record_keyed_by_another_identity() -> None:
-    """The worker dead-letters it (key_mismatch): deciding it would make no outbox record
+    """The worker rejects it (key_mismatch): deciding it would make no outbox record
     and leave no watermark, so the same write keyed right is still accepted after it."""
     replay = PartitionReplay(POLICY)
     assert replay.apply(input_record(0, "0a", key=b"s3://bucket/other")) is None

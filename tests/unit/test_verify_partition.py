@@ -1,5 +1,5 @@
 """What `seqgate verify` makes of what it reads for one partition, without a broker: the
-dead letters it trusts, the outbox's order check, the merge and the state comparison, each
+rejected records it trusts, the outbox's order check, the merge and the state comparison, each
 given records through a stand-in for its Kafka reader (topics in memory, encoded with the
 project's codecs)."""
 
@@ -74,14 +74,14 @@ def codec_error(data: bytes) -> str:
     raise AssertionError("decoded")
 
 
-# ---- the dead letters ---------------------------------------------------------------------------
+# ---- the rejected records --------------------------------------------------------------------
 
 
-def dead_letter(origin: str, reason: str = RejectReason.UNWRITABLE_RECORD) -> bytes:
+def rejection(origin: str, reason: str = RejectReason.UNWRITABLE_RECORD) -> bytes:
     return REJECTED_RECORD.encode(RejectedRecord(b"raw", origin, reason, "refused", None))
 
 
-def test_the_inputs_dead_lettered_as_unwritable_are_found_by_partition_and_offset() -> None:
+def test_the_inputs_rejected_as_unwritable_are_found_by_partition_and_offset() -> None:
     reader = Topics(
         {
             "dead": {
@@ -89,19 +89,19 @@ def test_the_inputs_dead_lettered_as_unwritable_are_found_by_partition_and_offse
                     0,
                     None,  # a tombstone
                     b"not a record",
-                    dead_letter("kafka:in:0:7"),
-                    dead_letter("kafka:in:0:9"),
-                    dead_letter("kafka:in:0:8", RejectReason.KEY_MISMATCH),
-                    dead_letter("kafka:other:0:8"),
-                    dead_letter("kafka:in2:0:8"),
+                    rejection("kafka:in:0:7"),
+                    rejection("kafka:in:0:9"),
+                    rejection("kafka:in:0:8", RejectReason.KEY_MISMATCH),
+                    rejection("kafka:other:0:8"),
+                    rejection("kafka:in2:0:8"),
                 ),
                 1: messages(
                     1,
-                    dead_letter("kafka:in:2:3"),
-                    dead_letter("kafka:in:x:3"),
-                    dead_letter("kafka:in:2:y"),
-                    dead_letter("kafka:in:2"),
-                    dead_letter("http:in:2:4"),
+                    rejection("kafka:in:2:3"),
+                    rejection("kafka:in:x:3"),
+                    rejection("kafka:in:2:y"),
+                    rejection("kafka:in:2"),
+                    rejection("http:in:2:4"),
                 ),
             }
         }
@@ -109,8 +109,8 @@ def test_the_inputs_dead_lettered_as_unwritable_are_found_by_partition_and_offse
     assert _unwritable_offsets(reader, TARGET) == {0: {7, 9}, 2: {3}}
 
 
-def test_without_a_dead_letter_topic_nothing_is_unwritable() -> None:
-    reader = Topics({"dead": {0: messages(0, dead_letter("kafka:in:0:7"))}})
+def test_without_a_rejection_topic_nothing_is_unwritable() -> None:
+    reader = Topics({"dead": {0: messages(0, rejection("kafka:in:0:7"))}})
     assert _unwritable_offsets(reader, dataclasses.replace(TARGET, rejected_topic=None)) == {}
     assert _unwritable_offsets(reader, dataclasses.replace(TARGET, rejected_topic="gone")) == {}
 

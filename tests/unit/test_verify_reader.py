@@ -69,7 +69,7 @@ def processed(
 ) -> None:
     """The inputs of INPUTS, and the outbox and changelog a worker makes of them; the group
     committed all of partition 0 and one record of partition 1. `unwritable`: an offset of
-    partition 0 the worker dead-lettered as unwritable_record. `framing`: how the worker
+    partition 0 the worker rejected as unwritable_record. `framing`: how the worker
     and its producers encode (the replay reads inputs with it too)."""
     cluster.committed["app"] = {0: 4, 1: 1}
     cluster.add("rejected", 0)
@@ -140,12 +140,12 @@ def test_an_outbox_not_partitioned_like_the_input_is_read_whole_for_each_partiti
     assert meter.expected == [4 + 1 + 2 * 4 + 2 + 3] and meter.advanced == 18
 
 
-def test_an_input_dead_lettered_as_unwritable_is_expected_nowhere(cluster: Cluster) -> None:
+def test_an_input_rejected_as_unwritable_is_expected_nowhere(cluster: Cluster) -> None:
     processed(cluster, unwritable=1)
     report = verify(TARGET)
     assert report.ok(), report.as_dict()
     assert report.partitions[0].expected == 2
-    # without the dead letters, the replay expects it
+    # without the rejected records, the replay expects it
     without = verify(dataclasses.replace(TARGET, rejected_topic=None))
     assert without.partitions[0].missing >= 1
 
@@ -160,7 +160,7 @@ def test_records_in_the_confluent_wire_format_are_read_with_the_targets_framing(
     assert [(r.inputs, r.expected, r.found) for r in report.partitions] == [(4, 2, 2), (1, 1, 1)]
 
 
-def test_the_dead_letters_are_counted_in_the_meter(cluster: Cluster) -> None:
+def test_the_rejected_records_are_counted_in_the_meter(cluster: Cluster) -> None:
     processed(cluster, unwritable=1)
     meter = Meter()
     verify(TARGET, meter=meter)
@@ -177,7 +177,7 @@ def _processed_without(cluster: Cluster, topic: str, how: str) -> None:
 
 
 @pytest.mark.parametrize("how", ["absent", "unknown"])
-def test_a_dead_letter_topic_that_does_not_exist_is_no_error(cluster: Cluster, how: str) -> None:
+def test_a_rejection_topic_that_does_not_exist_is_no_error(cluster: Cluster, how: str) -> None:
     _processed_without(cluster, "rejected", how)
     meter = Meter()
     assert verify(TARGET, meter=meter).ok()

@@ -37,7 +37,7 @@ Event type -> outcome:
   ``FlushWithClose`` / ``SftpCommit`` commit the content later with their own.
   Those are *ignored* (``azure_uncommitted_write``): they never announce
   content, so they are neither a kind to filter nor an error. Another API is
-  ``unsupported_event_type``, so a new API shows in the dead letters. On
+  ``unsupported_event_type``, so a new API shows in the rejected records. On
   hierarchical-namespace accounts a ``CopyBlob`` that does not finish at once
   reports BlobCreated when it *starts*; nothing tells, so it is ``created``.
 * ``Microsoft.Storage.BlobDeleted`` -> ``removed`` (any API).

@@ -44,7 +44,7 @@ native S3 parser through every envelope, so a bridge's
 SNS or through SQS.
 
 JSON decoding is strict (:mod:`seqgate.connectors.parsers.strict_json`): the
-exact bytes may be dead-lettered and reread by other tools. A decoding failure
+exact bytes may be rejected and reread by other tools. A decoding failure
 is a rejection of the whole message for the received bytes, of that part for
 an inner body (the message names the body's JSON path, e.g.
 ``Messages[1].Body``). A document of a shape no parser recognizes is rejected

@@ -1,8 +1,8 @@
 """What normalizing one received message produced, record by record, in input order.
 
 Every record of the input yields exactly one item: an `ObjectEvent`, a
-`Rejection` (dead-lettered with a reason) or an `Ignored` (a provider's test
-or handshake message: no work, no dead letter). Envelopes that carry several
+`Rejection` (rejected with a reason) or an `Ignored` (a provider's test
+or handshake message: no work, no rejected record). Envelopes that carry several
 messages (an SQS batch, a Lambda event) concatenate the results of their
 parts with `concat`, which numbers the records of the whole input.
 """

@@ -1,6 +1,6 @@
 """Strict JSON decoding of received bodies and of envelopes' inner bodies.
 
-Decoding is strict, because the exact bytes may be dead-lettered and
+Decoding is strict, because the exact bytes may be rejected and
 reread by other tools:
 
 * the body must be UTF-8 (one leading byte-order mark is tolerated);

@@ -15,10 +15,10 @@ key: no wildcards, no case folding, no normalization of ``/``. A ``*`` is
 refused rather than silently matching nothing, since it is almost always a
 glob someone meant as a pattern.
 
-Only events are filtered. Rejections (dead letters) and ignored messages
+Only events are filtered. Rejections (rejected records) and ignored messages
 are kept: a malformed notification is worth seeing whatever its bucket.
 A filtered event is counted (``filtered``), not published and not
-dead-lettered.
+rejected.
 """
 
 from __future__ import annotations

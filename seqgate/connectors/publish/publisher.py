@@ -1,4 +1,4 @@
-"""Publishing normalized events and dead letters to Kafka (the bridge's output).
+"""Publishing normalized events and rejected records to Kafka (the bridge's output).
 
 The producer is idempotent (acks=all, enable.idempotence) and partitions
 with murmur2 on the object identity, the Java client's partitioner, so that
@@ -12,7 +12,7 @@ submitted at once uses `flush`, which raises unless every record since the
 previous flush was acknowledged.
 
 A failure to queue a message's records (an event that cannot be encoded is not
-one: it becomes a dead letter, reason ``invalid_field``) fails that message
+one: it becomes a rejected record, reason ``invalid_field``) fails that message
 alone: its Delivery says why, and nothing more of it is queued.
 """
 
@@ -32,7 +32,7 @@ from seqgate.connectors.parsers.compiled import (
     compiled_event_record,
 )
 from seqgate.connectors.parsers.results import ParsedItem, ParseResult
-from seqgate.connectors.publish.dead_letters import rejected_record
+from seqgate.connectors.publish.rejections import rejected_record
 from seqgate.runtime.kafka_clients import client_config
 from seqgate.runtime.kafka_settings import KafkaSettings
 from seqgate.schemas.codec import OBJECT_EVENT, REJECTED_RECORD
@@ -169,7 +169,7 @@ class EventPublisher:
         """Queue the records of one message; its Delivery tells what became of them.
 
         Never raises for one message's trouble: an event that cannot be encoded
-        becomes a dead letter; a record that cannot be queued (too large, the
+        becomes a rejected record; a record that cannot be queued (too large, the
         producer's queue full past the delivery timeout, ...) fails the message,
         recorded in its Delivery, and `flush` raises for it.
         """
@@ -242,7 +242,7 @@ class EventPublisher:
         self, result: ParseResult, raw: bytes, origin: str
     ) -> tuple[ParseResult, list[tuple[str, bytes, bytes]], int, int]:
         """Encode every record before any is queued: (the result as written, the records,
-        how many events and dead letters they are)."""
+        how many events and rejected records they are)."""
         items: list[ParsedItem] = []
         records: list[tuple[str, bytes, bytes]] = []
         changed = False
@@ -264,7 +264,7 @@ class EventPublisher:
                         index,
                     )
             if isinstance(item, Rejection):
-                records.append(self._dead_letter(item, raw, origin))
+                records.append(self._reject(item, raw, origin))
                 rejected += 1
             items.append(item)
         limit = self._max_message_bytes
@@ -281,14 +281,12 @@ class EventPublisher:
         key = event_identity(event.source, event.bucket, event.key).encode("utf-8")
         return key, value
 
-    def _dead_letter(
-        self, rejection: Rejection, raw: bytes, origin: str
-    ) -> tuple[str, bytes, bytes]:
+    def _reject(self, rejection: Rejection, raw: bytes, origin: str) -> tuple[str, bytes, bytes]:
         record = rejected_record(rejection, raw, origin)
         try:
             value = self._encode_rejected(record)
         except CodecError as error:
-            raise LocalFailure(f"a dead letter cannot be written to Kafka: {error}") from error
+            raise LocalFailure(f"a rejected record cannot be written to Kafka: {error}") from error
         return self.topics.rejected, record.origin.encode("utf-8"), value
 
     def _produce(self, topic: str, key: bytes, value: bytes, delivery: Delivery) -> None:

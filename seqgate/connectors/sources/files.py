@@ -4,7 +4,7 @@ A file holds either one JSON document (pretty-printed or not) or JSON
 Lines: one notification per non-blank line. A pretty-printed document with a
 syntax error stays one message (one ``malformed_json`` rejection naming the
 error's line and column), not one per line. Each message keeps its exact
-bytes and an origin `file:<path>:<line>` so a dead letter points back to
+bytes and an origin `file:<path>:<line>` so a rejected record points back to
 where it came from.
 """
 

@@ -49,7 +49,7 @@ class GroupPublisher:
         self._drainer: asyncio.Task[None] | None = None
 
     async def publish(self, result: ParseResult, raw: bytes, origin: str) -> ParseResult:
-        """What was written (an event that could not be encoded is a dead letter there),
+        """What was written (an event that could not be encoded is a rejected record there),
         once Kafka acknowledged every record of it; raise PublishError otherwise."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[ParseResult] = loop.create_future()

@@ -24,7 +24,7 @@ logged, **never written to Kafka**; a signature over the body is checked once
 the body is read), read the body (413 above ``max_body_bytes``; 408 and the
 connection closed when it has not all arrived within ``body_timeout_s``),
 normalize it, drop what the filter does not admit, and publish the events and
-dead letters. The reply is 200 with a small JSON summary only after Kafka
+rejected records. The reply is 200 with a small JSON summary only after Kafka
 acknowledged every record of the request; 503 when it did not (the provider
 retries; records Kafka did take are published again, at least once).
 
@@ -37,7 +37,7 @@ keep-alive connections too). Each such close is counted (``header_timeouts``,
 ``seqgate_bridge_connections_closed_total{reason}``).
 
 Operations (no authentication, whatever routes are configured): ``GET /metrics``
-(Prometheus: records by outcome, dead letters and ignored records by reason,
+(Prometheus: records by outcome, rejected records and ignored records by reason,
 authentication failures by route, publish failures), ``GET /healthz`` (200 while
 the server runs, 503 once it is stopping) and ``GET /readyz`` (200 when the
 producer gets an answer from Kafka, else 503). They hold counts, never payloads
@@ -47,13 +47,13 @@ Publishing: one :class:`EventPublisher` is shared, with group commit
 (:class:`seqgate.connectors.sources.group_publisher.GroupPublisher`). Each request is
 answered from the delivery reports of its own records
 (:class:`seqgate.connectors.publish.publisher.Delivery`): 200 only when every one of its
-events and dead letters was acknowledged, 503 when any was not - a partial failure
+events and rejected records was acknowledged, 503 when any was not - a partial failure
 answers 503 too, and the part Kafka did take is delivered again by the sender's retry
 (deduplicated downstream by event id). A request whose records were all acknowledged is
 never answered 503 because of another one. A request whose records cannot be queued (a
 record above the producer's ``message.max.bytes``, a queue full past the delivery
 timeout) fails alone (503, one log line); an event that cannot be encoded is
-dead-lettered instead (``invalid_field``, with the encoder's message) and the request
+rejected instead (``invalid_field``, with the encoder's message) and the request
 answered 200. The counters (summary, ``/metrics``) count what was written: the records
 of the requests answered 200.
 """

@@ -3,7 +3,7 @@
 For notifications that a system writes straight to Kafka (MinIO's Kafka
 target, EventBridge pipes, connectors). Each consumed batch is one Kafka
 transaction: the normalized events (keyed by object identity, murmur2 like
-every other producer of `object-events`), the dead letters, and the
+every other producer of `object-events`), the rejected records, and the
 consumed offsets (``send_offsets_to_transaction``) commit or abort together.
 A crash at any point leaves either the whole batch (output and offsets) or
 none of it, so a `read_committed` reader sees every raw record's events
@@ -33,9 +33,9 @@ from seqgate.connectors.errors import KafkaSourceFatalError
 from seqgate.connectors.parsers.compiled import compiled_event_writer
 from seqgate.connectors.parsers.normalize import normalize
 from seqgate.connectors.parsers.s3.native import DEFAULT_S3_PARSE_OPTIONS, S3ParseOptions
-from seqgate.connectors.publish.dead_letters import rejected_record
 from seqgate.connectors.publish.filters import BridgeTally, EventFilter
 from seqgate.connectors.publish.publisher import Topics
+from seqgate.connectors.publish.rejections import rejected_record
 from seqgate.runtime.faults import FaultInjector, FaultPoint
 from seqgate.runtime.kafka_clients import PartitionEnds, ProducerSettings, client_config
 from seqgate.runtime.kafka_settings import KafkaSettings
@@ -154,7 +154,7 @@ class KafkaSource:
             self._session.close(flush_timeout_s=0)
 
     def _transfer(self, messages: list[Message]) -> None:
-        """One transaction: the batch's events and dead letters, and its offsets."""
+        """One transaction: the batch's events and rejected records, and its offsets."""
         session = self._session
         try:
             session.begin()

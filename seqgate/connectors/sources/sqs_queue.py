@@ -4,11 +4,11 @@ Each cycle long-polls the queue (``WaitTimeSeconds`` up to 20,
 ``MaxNumberOfMessages`` up to 10), normalizes every body as received (any
 envelope the normalizer knows: a native S3 notification, SNS with or without
 raw delivery, EventBridge), drops what the filter does not admit, queues the
-events and dead letters on the idempotent producer, and flushes:
+events and rejected records on the idempotent producer, and flushes:
 
 * the flush succeeded (every record acknowledged by Kafka): the batch is
   deleted with ``DeleteMessageBatch``. A message whose records were all
-  dead-lettered is deleted too — its dead letters are in Kafka.
+  rejected is deleted too — its rejected records are in Kafka.
 * the flush raised PublishError (Kafka unreachable, a record refused):
   nothing is deleted. The poller logs, waits (exponential backoff) and polls
   again; SQS makes the messages visible again after their visibility

@@ -7,7 +7,7 @@ other routes; it is served only when its secret is configured here
 (:class:`WebhookSettings`). Each decodes strictly
 (:func:`seqgate.connectors.parsers.normalize.normalize_with`) and hands the document to its
 own provider's parser: no shape recognition, so a body sent to ``/box`` is read as Box's or
-dead-lettered.
+rejected.
 
 ====================  ===============================  ==========================================
 route                 sender                           options

@@ -2,5 +2,5 @@
 with an atomic per-identity version comparison (docs/dispatch.md).
 
 `keys` (pure: version keys), `destinations` (SQLite, PostgreSQL, HTTP), `runner` (the
-Kafka loop: consume, apply, dead-letter, commit).
+Kafka loop: consume, apply, reject, commit).
 """

@@ -13,7 +13,7 @@ redelivered record changes nothing.
 * HTTP: the destination makes the comparison. Each record is POSTed as JSON
   with its event id as ``Idempotency-Key``; 2xx = applied, 409/412 = the
   destination has something newer (superseded), 408/429/5xx and connection
-  errors = try again later, any other 4xx = permanent rejection (dead letter).
+  errors = try again later, any other 4xx = permanent rejection (rejected record).
 
 `apply` returns one `Result` per record, in order, or raises `TransientError`
 carrying the results of the records it did confirm (a prefix) before failing.
@@ -59,7 +59,7 @@ class Outcome(StrEnum):
     APPLIED = "applied"  # the destination now holds this record
     SUPERSEDED = "superseded"  # the destination holds a newer record of the identity
     DUPLICATE = "duplicate"  # the destination already holds this very version (a redelivery)
-    REJECTED = "rejected"  # refused for good: dead-lettered with the reason
+    REJECTED = "rejected"  # refused for good: rejected with the reason
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,9 +7,9 @@ At least once into an idempotent destination:
 2. compute each record's version key (`seqgate.streams.dispatch.keys`) and apply the
    batch to the destination (`seqgate.streams.dispatch.destinations`), which keeps per
    identity only the newest version; a record it refuses for good, one that
-   cannot be decoded and one without a valid version are dead-lettered (a
+   cannot be decoded and one without a valid version are rejected (a
    `RejectedRecord` with the exact outbox bytes and the reason) and confirmed
-   once Kafka acknowledged the dead letter;
+   once Kafka acknowledged the rejected record;
 3. only when every record of the batch is confirmed, commit the offsets.
 
 A crash between 2 and 3 redelivers the batch: each record then meets a

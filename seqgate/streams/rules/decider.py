@@ -104,7 +104,7 @@ def record_identity(key: bytes | None, event: ObjectEvent) -> str:
 def decide_record(
     state: StateView, event: ObjectEvent, identity: str, at: InputPosition, policy: Policy
 ) -> Verdict:
-    """Decide one event; raises UndecidableEvent (to be dead-lettered).
+    """Decide one event; raises UndecidableEvent (to be rejected).
 
     An event of an ordered source without a position (S3 sends no sequencer
     for tagging, ACL, restore, ... events) can only be deduplicated by id. A reconciled

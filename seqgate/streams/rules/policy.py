@@ -136,7 +136,7 @@ def decide(event: ObjectEvent, current: Watermark | None, policy: Policy) -> Out
     Accepted iff the kind is admitted and the position is strictly greater
     than the watermark's; equal is a duplicate (the same write delivered
     again), lower is stale. Raises UndecidableEvent for an event without a
-    usable position; the caller dead-letters it.
+    usable position; the caller rejects it.
     """
     return decide_position(event, None if current is None else current.position, policy)
 

@@ -143,7 +143,7 @@ def accepted_events(
             try:
                 event = target.framing.decode(OBJECT_EVENT, record.value)
             except CodecError:
-                continue  # the worker dead-lettered what it could not decode: never accepted
+                continue  # the worker rejected what it could not decode: never accepted
             if event.id == expected:
                 found[(partition, record.offset)] = event
     return found

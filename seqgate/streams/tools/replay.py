@@ -49,7 +49,7 @@ class PartitionReplay:
         self.policy = policy
         self.framing = framing  # input events come in either encoding
         self.state: dict[bytes, bytes] = {}  # changelog key -> latest value
-        # Offsets the worker dead-lettered as unwritable_record: the one decision that
+        # Offsets the worker rejected as unwritable_record: the one decision that
         # depends on the broker (what it refuses to store), so it is read, not replayed.
         self.unwritable = unwritable
 
@@ -60,7 +60,7 @@ class PartitionReplay:
         except CodecError:
             return None
         if record.offset in self.unwritable:
-            return None  # the worker dead-lettered it: the broker refused what it became
+            return None  # the worker rejected it: the broker refused what it became
         at = InputPosition(record.partition, record.offset, record.timestamp)
         try:
             identity = record_identity(record.key or None, event)

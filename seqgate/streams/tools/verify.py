@@ -93,7 +93,7 @@ class VerifyTarget:
     changelog_topic: str
     policy: Policy
     timeout_s: float = 60.0
-    # The workers' dead letters: inputs dead-lettered as unwritable_record are the
+    # The workers' rejected records: inputs rejected as unwritable_record are the
     # one decision the replay cannot make (the broker refused what they became).
     rejected_topic: str | None = None
     framing: Framing = SINGLE_OBJECT  # the records come in either encoding
@@ -129,7 +129,7 @@ def verify(
 
 
 def _unwritable_offsets(reader: _Reader, target: VerifyTarget) -> dict[int, set[int]]:
-    """Input offsets per partition that the workers dead-lettered as unwritable_record."""
+    """Input offsets per partition that the workers rejected as unwritable_record."""
     found: dict[int, set[int]] = {}
     topic = target.rejected_topic
     if topic is None or not reader.exists(topic):
@@ -341,7 +341,7 @@ class _Reader:
     ) -> None:
         """Tell the meter everything verify will read: each input partition to its
         committed offset, the outbox (once per input partition unless co-partitioned),
-        the changelog and the dead letters."""
+        the changelog and the rejected records."""
         target = self.target
         total = sum(self.span(target.input_topic, [p], committed[p]) for p in committed)
         outbox = self.span(target.outbox_topic, outbox_partitions)

@@ -81,7 +81,7 @@ class Checkpoint:
         # 1. The changelog records: the overlay's last value per key, and tombstones for
         #    dedupe ids expired in record time, into the same transaction.
         self._produce_changelog(pending)
-        # 2. Kafka commits outbox, changelog, dead letters, audit and input offsets together
+        # 2. Kafka commits outbox, changelog, rejected records, audit and input offsets together
         #    (flush, send_offsets_to_transaction, commit_transaction).
         self._session.commit(self._input_offsets(pending))
         # 3. Only now the committed state: the overlay to RocksDB, with the next changelog
@@ -220,7 +220,7 @@ class Checkpoint:
 
     def _find_unwritable(self, error: KafkaError) -> None:
         """Before the abort: let `seqgate.streams.worker.refused` close in on a record the
-        broker refuses for good, or stop when not even its bare dead letter can be written."""
+        broker refuses for good, or stop when not even its bare rejected record can be written."""
         pending = self._transaction.pending
         codes = {error.code(), *(failed.code() for failed in self._session.delivery_errors)}
         stuck = self._refused.after_abort(codes, error.str(), pending.records, pending.next_offsets)
@@ -229,7 +229,7 @@ class Checkpoint:
         partition, offset = stuck
         raise WorkerFatalError(
             f"input record {self.config.input_topic}[{partition}] offset {offset} cannot be"
-            f" written, not even as a dead letter without its bytes ({error.str()}): raise"
+            f" written, not even as a rejected record without its bytes ({error.str()}): raise"
             f" max.message.bytes of {self.config.rejected_topic} (and"
             f" {self.config.outbox_topic}, {self.config.changelog_topic}) to the input"
             " topic's, then restart the worker"

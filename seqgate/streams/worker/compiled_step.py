@@ -3,7 +3,7 @@
 The Python record step (`seqgate.streams.worker.step`) stays the specification. The
 compiled core (Rust, `core/`) decides a batch's records in one call, in order, as long as
 it can prove it decides them exactly as that step would; at the first record it cannot (a
-consumer error, bytes to dead-letter, a state value of an older schema, a reconciled
+consumer error, bytes to reject, a state value of an older schema, a reconciled
 event, a produce() that raised, ...) it stops before touching anything of that record and
 returns its index: the Python step decides that record, and the core goes on from the next.
 Differential tests compare both, decision by decision and byte by byte
@@ -97,7 +97,7 @@ class CompiledStep:
 
     @property
     def usable(self) -> bool:
-        """False while refused records are being isolated or dead-lettered: the Python step
+        """False while refused records are being isolated or rejected: the Python step
         decides those, one transaction at a time."""
         return self._refused.quiet
 

@@ -39,7 +39,7 @@ class WorkerConfig:
     metrics_port: int | None = None  # /metrics, /healthz, /readyz; 0 picks a free port
     extra_consumer_config: dict[str, str] = field(default_factory=dict)
     extra_producer_config: dict[str, str] = field(default_factory=dict)
-    framing: Framing = SINGLE_OBJECT  # how outbox, dead letters and audit are written
+    framing: Framing = SINGLE_OBJECT  # how outbox, rejected records and audit are written
     engine: str = "compiled"  # or "python": the record step alone (compiled_step.py)
     standby_replicas: int = 0  # warm copies of each partition on other workers (standby.py)
     # static: the group keeps a stopped worker's partitions for --session-timeout-ms (its

@@ -7,7 +7,7 @@ instance. Per transaction (docs/design.md §5.2):
 1. consume a batch and decide each event against its object's watermark,
    reading the in-memory overlay first, then committed RocksDB state
    (`seqgate.streams.worker.step`);
-2. produce outbox records, changelog records and dead letters;
+2. produce outbox records, changelog records and rejected records;
 3. send the consumed offsets to the transaction, then commit it;
 4. only then write the overlay to RocksDB with the changelog offset
    (`seqgate.streams.worker.checkpoint`; steps 2 and 3 through

@@ -10,8 +10,8 @@ transaction every time. This module keeps the bookkeeping that ends such loops
    record per transaction, up to the highest offset it held (a refused batch
    fails every record in it, so the abort does not say which input caused it).
 2. A transaction of one input record refused the same way: that input is
-   dead-lettered (`unwritable_record`) when it is read again.
-3. Its dead letter refused too: it is sent without the input's bytes.
+   rejected (`unwritable_record`) when it is read again.
+3. Its rejected record refused too: it is sent without the input's bytes.
 4. Refused even so: the worker stops (`after_abort` says which input).
 
 Independently, aborts with no commit in between for the stall timeout end the
@@ -35,10 +35,10 @@ UNWRITABLE_CODES = frozenset(
 
 @dataclass(frozen=True, slots=True)
 class Unwritable:
-    """An input record whose results the broker refuses: dead-lettered instead."""
+    """An input record whose results the broker refuses: rejected instead."""
 
     why: str
-    omit_raw: bool = False  # its dead letter was refused too: send it without the bytes
+    omit_raw: bool = False  # its rejected record was refused too: send it without the bytes
 
 
 class RefusedRecords:
@@ -70,7 +70,7 @@ class RefusedRecords:
     ) -> tuple[int, int] | None:
         """Note a transaction aborted with `codes`; the input it held was `records` records,
         up to `next_offsets` (exclusive) per partition. Returns the (partition, offset) of
-        an input that cannot be written even as a bare dead letter (step 4), else None."""
+        an input that cannot be written even as a bare rejected record (step 4), else None."""
         if not codes & UNWRITABLE_CODES:
             return None
         if records != 1:
@@ -90,10 +90,10 @@ class RefusedRecords:
             return at
         if known is None:
             self._unwritable[at] = Unwritable(f"the broker refused what it became: {error}")
-        else:  # its dead letter was refused: the input's bytes made it too large
+        else:  # its rejected record was refused: the input's bytes made it too large
             self._unwritable[at] = Unwritable(known.why, omit_raw=True)
         log.warning(
-            "input record cannot be written: dead-lettering it",
+            "input record cannot be written: rejecting it",
             extra={"partition": partition, "offset": at[1], "error": error},
         )
         return None

@@ -1,7 +1,7 @@
 """One input record into the worker's open transaction (docs/design.md §5.2 step 3).
 
 Decode it, check it, decide it against the overlay over committed state, produce
-its outbox record (or its dead letter) and, with an audit topic, its decision:
+its outbox record (or its rejected record) and, with an audit topic, its decision:
 all into the transaction the `TransactionalSession` holds open.
 """
 
@@ -84,13 +84,13 @@ class RecordStep:
         try:
             event = self._decode_event(raw)
         except CodecError as codec_error:
-            self._dead_letter(message, RejectReason.UNDECODABLE_EVENT, str(codec_error), None)
+            self._reject(message, RejectReason.UNDECODABLE_EVENT, str(codec_error), None)
             return
         key = message.key()
         try:
             identity = record_identity(key or None, event)
         except UndecidableEvent as undecidable:
-            self._dead_letter(message, undecidable.reason, undecidable.message, event)
+            self._reject(message, undecidable.reason, undecidable.message, event)
             return
         # The input record's timestamp, never the clock: replays decide the same
         # and produce byte-identical outbox records.
@@ -101,12 +101,12 @@ class RecordStep:
         unwritable = self._refused.get(partition, offset)
         if unwritable is not None:
             reason = RejectReason.UNWRITABLE_RECORD
-            self._dead_letter(message, reason, unwritable.why, event, previous)
+            self._reject(message, reason, unwritable.why, event, previous)
             return
         try:
             verdict = decide_record(view, event, identity, at, self._policy)
         except UndecidableEvent as undecidable:
-            self._dead_letter(message, undecidable.reason, undecidable.message, event, previous)
+            self._reject(message, undecidable.reason, undecidable.message, event, previous)
             return
         if verdict.outbox is not None:
             # No delivery callback (but while isolating): a failed outbox record makes
@@ -125,7 +125,7 @@ class RecordStep:
                 # Refused before it was sent (above the producer's message.max.bytes):
                 # this record alone, and nothing of it is in the transaction.
                 why = f"its outbox record: {refused.args[0].str()}"
-                self._dead_letter(message, RejectReason.UNWRITABLE_RECORD, why, event, previous)
+                self._reject(message, RejectReason.UNWRITABLE_RECORD, why, event, previous)
                 return
         if verdict.changes:
             view.changes.update(verdict.changes)
@@ -151,7 +151,7 @@ class RecordStep:
             on_delivery=self._session.on_delivery,
         )
 
-    def _dead_letter(
+    def _reject(
         self,
         message: Message,
         reason: RejectReason,
@@ -167,14 +167,14 @@ class RecordStep:
             raw, text = b"", _without_bytes(text, len(raw), origin)
         record = RejectedRecord(raw, origin, reason.value, text, None)
         try:
-            self._produce_dead_letter(message, record)
+            self._produce_rejected(message, record)
         except KafkaException as refused:
             if refused.args[0].code() not in UNWRITABLE_CODES or not raw:
                 raise
             # Too large with the input's bytes copied: they stay readable at the origin.
             text = _without_bytes(text, len(raw), origin)
             record = RejectedRecord(b"", origin, reason.value, text, None)
-            self._produce_dead_letter(message, record)
+            self._produce_rejected(message, record)
         key = message.key()
         identity = key.decode("utf-8", "replace") if key else ""
         decision = Decision.of((partition, offset), identity, event, Outcome.REJECTED, reason.value)
@@ -183,7 +183,7 @@ class RecordStep:
         tally[tally_key] = tally.get(tally_key, 0) + 1
         self._report(decision, message.timestamp()[1], previous)
 
-    def _produce_dead_letter(self, message: Message, record: RejectedRecord) -> None:
+    def _produce_rejected(self, message: Message, record: RejectedRecord) -> None:
         self._session.produce(
             self.config.rejected_topic,
             self._encode_rejected(record),
