@@ -356,3 +356,19 @@ def test_the_dockerfile_entrypoint_is_the_seqgate_script() -> None:
     # ... and `seqgate` is this CLI.
     scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
     assert scripts["seqgate"] == "seqgate.cli:main"
+
+
+def test_the_image_builds_from_the_product_alone() -> None:
+    """What the build stage copies and installs: seqgate's own sources and its compiled
+    core, never the development tools (devtools/), whose wheel would bring the bench, the
+    peers and the development broker into the image."""
+    copied = [
+        line.split()[1:-1]
+        for stage in dockerfile_stages()
+        for line in stage
+        if line.upper().startswith("COPY ") and "--from=" not in line
+    ]
+    sources = sorted(source for sources in copied for source in sources)
+    assert sources == ["README.md", "core", "pyproject.toml", "seqgate"], sources
+    installs = " ".join(line for stage in dockerfile_stages() for line in stage if "pip" in line)
+    assert "devtools" not in installs
