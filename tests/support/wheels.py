@@ -15,6 +15,8 @@ from tests.support.paths import REPO
 class Wheels(NamedTuple):
     seqgate: Path
     devtools: Path
+    output: str
+    """What the builds printed (pip and the build backends), stdout and stderr."""
 
 
 def build_wheels(directory: Path) -> Wheels:
@@ -35,4 +37,4 @@ def build_wheels(directory: Path) -> Wheels:
     assert build.returncode == 0, build.stderr[-3000:]
     (seqgate,) = wheels.glob("seqgate-*.whl")
     (devtools,) = wheels.glob("seqgate_devtools-*.whl")
-    return Wheels(seqgate, devtools)
+    return Wheels(seqgate, devtools, build.stdout + build.stderr)

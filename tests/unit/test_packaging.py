@@ -6,6 +6,7 @@ wheel holds those, and adds its three commands to `seqgate` by entry points."""
 from __future__ import annotations
 
 import configparser
+import re
 import zipfile
 from pathlib import Path
 
@@ -72,3 +73,13 @@ def test_the_devtools_wheel_holds_the_tools_their_data_and_their_commands(wheels
         "broker": "seqgate_devtools.cli.broker:broker",
         "demo": "seqgate_devtools.cli.demo:demo",
     }
+
+
+def test_the_builds_print_no_warning_and_the_wheel_carries_its_licence(wheels: Wheels) -> None:
+    """Current packaging metadata (an SPDX licence expression and its file): setuptools warns
+    about nothing, and the licence travels in the wheel."""
+    assert not re.search(r"(?i)deprecat|warning", wheels.output), wheels.output[-3000:]
+    names = _names(wheels.seqgate)
+    assert "seqgate-0.1.0.dist-info/licenses/LICENSE" in names
+    metadata = zipfile.ZipFile(wheels.seqgate).read("seqgate-0.1.0.dist-info/METADATA").decode()
+    assert "License-Expression: Apache-2.0" in metadata.splitlines()
