@@ -130,7 +130,7 @@ def bridge_sqs(
 
     Prints a JSON summary on exit: messages deleted, and what their records
     became (published + filtered + ignored + rejected), plus failure counts.
-    Exits 2 if messages were left in the queue because Kafka did not take them.
+    Exits 1 if messages were left in the queue because Kafka did not take them.
 
     \b
     Example:

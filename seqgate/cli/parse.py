@@ -55,8 +55,8 @@ def parse(
     Lines come in input order: {"status": "event", <ObjectEvent fields>},
     {"status": "ignored", "reason": ...} or {"status": "rejected", "reason":
     <code>, "message": ..., "record_index": <n>}. Exits 0 whatever the records
-    held, 2 when an input cannot be read. FILE is a JSON document or JSON
-    Lines; - reads stdin.
+    held (an input with none says so on stderr), 2 when an input cannot be
+    read. FILE is a JSON document or JSON Lines; - reads stdin.
 
     \b
     Example:
@@ -74,7 +74,11 @@ def parse(
         except ValueError as error:
             raise UsageError(f"--cloud-name: {error}") from error
     for path in files:
-        for message in read_inputs(path, jsonl):
+        messages = read_inputs(path, jsonl)
+        if not messages:
+            # Nothing to print would otherwise look like a parse that found nothing wrong.
+            click.echo(f"seqgate parse: {path}: no notification in it (empty input)", err=True)
+        for message in messages:
             if parser is None:
                 result = normalize(message.raw, message.origin, s3_options)
             else:

@@ -70,7 +70,7 @@ def broker() -> None:
     With SASL_SSL (SCRAM-SHA-512 over TLS) clients read their settings from a file:
       out=$(seqgate broker up --security sasl_ssl)
       export KAFKA_BOOTSTRAP_SERVERS=$(echo "$out" | tail -n 1)
-      export KAFKA_CLIENT_PROPERTIES=$(echo "$out" | head -n 1)
+      export SEQGATE_KAFKA_CONFIG=$(echo "$out" | head -n 1)
     """
 
 
