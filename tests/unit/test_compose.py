@@ -16,14 +16,13 @@ import importlib.metadata
 import json
 import re
 import tomllib
-from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
 import click
 import jsonschema
 
-from seqgate.cli import cli
+from tests.support.cli_tree import cli_envvars, envvars_of
 from tests.support.compose import command_of, environment_of, load_compose, resolve
 from tests.support.paths import REPO
 
@@ -36,33 +35,6 @@ ONE_SHOT = ("topics",)
 
 
 # ---- the checks ----------------------------------------------------------------------------------
-
-
-def walk(
-    command: click.Command, path: tuple[str, ...] = ()
-) -> Iterator[tuple[tuple[str, ...], click.Command]]:
-    yield path, command
-    if isinstance(command, click.Group):
-        for name, child in command.commands.items():
-            yield from walk(child, (*path, name))
-
-
-def envvars_of(params: list[click.Parameter]) -> set[str]:
-    names: set[str] = set()
-    for param in params:
-        if isinstance(param.envvar, str):
-            names.add(param.envvar)
-        elif param.envvar:
-            names.update(param.envvar)
-    return names
-
-
-def cli_envvars(root: click.Command = cli) -> set[str]:
-    """Every environment variable that some option of the tree reads (groups included)."""
-    names: set[str] = set()
-    for _, command in walk(root):
-        names |= envvars_of(command.params)
-    return names
 
 
 def seqgate_services(compose: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -14,36 +14,26 @@ from click.testing import CliRunner
 
 from seqgate.cli import cli
 from seqgate.runtime.errors import EXIT_FAILED
+from tests.support.cli_tree import cli_envvars, walk
 
 # Variables read by the Kafka clients' fallback rather than by an option's `envvar`.
 READ_OUTSIDE_OPTIONS = {"KAFKA_BOOTSTRAP_SERVERS"}
 
 
-def _commands(command: click.Command, path: str = "seqgate") -> Iterator[tuple[str, click.Command]]:
-    yield path, command
-    if isinstance(command, click.Group):
-        for name, child in sorted(command.commands.items()):
-            yield from _commands(child, f"{path} {name}")
+def _commands() -> Iterator[tuple[str, click.Command]]:
+    for path, command in walk(cli):
+        yield " ".join(("seqgate", *path)), command
 
 
 def _help(path: str, command: click.Command) -> str:
     return command.get_help(click.Context(command, info_name=path))
 
 
-def _variables_read() -> set[str]:
-    read: set[str] = set(READ_OUTSIDE_OPTIONS)
-    for _, command in _commands(cli):
-        for param in command.params:
-            envvar = getattr(param, "envvar", None)
-            read.update([envvar] if isinstance(envvar, str) else list(envvar or ()))
-    return read
-
-
 def test_every_exported_variable_in_a_help_text_is_read() -> None:
-    read = _variables_read()
+    read = cli_envvars() | READ_OUTSIDE_OPTIONS
     exported = {
         (path, name)
-        for path, command in _commands(cli)
+        for path, command in _commands()
         for name in re.findall(r"export (\w+)=", _help(path, command))
     }
     assert exported, "the development broker's help shows its exports"
